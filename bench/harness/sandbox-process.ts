@@ -1,0 +1,114 @@
+/**
+ * The sandbox in its own process, as the real service would be: the worker under test and the simulator
+ * then each get a core instead of sharing one event loop, and the worker's figures are not inflated by the
+ * simulator's own work. The control API (faults, ledger) is reached over HTTP with the admin token.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import type { FaultConfig, SandboxOrderView } from '../../src/sandbox/index.js';
+import { DEMO_TOKEN } from '../../src/sandbox/index.js';
+
+export interface SandboxProcessOptions {
+  /** Lifecycle step interval per order; 0 leaves orders pending (default 0: benches need no settlement). */
+  stepMs?: number;
+  seed?: number;
+  /** Decimal text; large by default so that thousands of orders never run out of credit. */
+  creditLimit?: string;
+}
+
+export interface SandboxProcess {
+  url: string;
+  token: string;
+  pid: number;
+  setFaults(faults: FaultConfig): Promise<void>;
+  ledger(): Promise<SandboxOrderView[]>;
+  /** SIGTERM and wait for the exit; idempotent. */
+  close(): Promise<void>;
+}
+
+const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const STARTUP_TIMEOUT_MS = 30_000;
+
+export async function startSandboxProcess(options: SandboxProcessOptions = {}): Promise<SandboxProcess> {
+  const args = [
+    '--import',
+    'tsx',
+    'src/cli.ts',
+    'sandbox',
+    '--port',
+    '0',
+    '--step-ms',
+    String(options.stepMs ?? 0),
+    '--seed',
+    String(options.seed ?? 1),
+    '--credit-limit',
+    options.creditLimit ?? '1000000000000.00',
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: REPOSITORY_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'info' },
+  });
+  const url = await readListeningUrl(child);
+  const admin = { authorization: `Bearer ${DEMO_TOKEN}`, 'content-type': 'application/json' };
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    token: DEMO_TOKEN,
+    pid: child.pid!,
+    async setFaults(faults) {
+      const response = await request(`${url}/_sandbox/faults`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify(faults),
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== 200)
+        throw new Error(`sandbox refused faults: ${response.statusCode} ${text}`);
+    },
+    async ledger() {
+      const response = await request(`${url}/_sandbox/ledger`, { headers: admin });
+      const body = (await response.body.json()) as { orders: SandboxOrderView[] };
+      if (response.statusCode !== 200) throw new Error(`sandbox ledger answered ${response.statusCode}`);
+      return body.orders;
+    },
+    close() {
+      closing ??= (async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Resolves with the address from the "sandbox listening at" log line; keeps draining stdout afterwards. */
+function readListeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let output = '';
+    let found = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`sandbox did not start within ${STARTUP_TIMEOUT_MS} ms: ${output}`));
+    }, STARTUP_TIMEOUT_MS);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      // A pipe nobody reads fills up and blocks the child, so reading continues after the match.
+      if (found) return;
+      output += chunk.toString();
+      const match = /sandbox listening at (http:\/\/[^\s"]+)/.exec(output);
+      if (match) {
+        found = true;
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!found) reject(new Error(`sandbox exited (${code ?? signal}) before listening: ${output}`));
+    });
+  });
+}

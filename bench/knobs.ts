@@ -1,0 +1,69 @@
+import type { MemoryCycleKind } from './sections/memory-worker.js';
+
+/**
+ * Environment knobs of `npm run bench`. Defaults are the full run (< 10 minutes on 2 cores); smaller values
+ * give a quick run with the same shape, e.g. BENCH_CYCLES=200 BENCH_BURST=100 BENCH_MEMORY_CYCLES=5000.
+ */
+export interface BenchKnobs {
+  /** Sections to run, from BENCH_SECTIONS (comma-separated); default all. */
+  sections: ReadonlySet<SectionName>;
+  cycles: number;
+  burst: number;
+  memoryStrategies: number;
+  memoryCycles: number;
+  memoryKind: MemoryCycleKind;
+  codecOpMs: number;
+  codecClientMs: number;
+  output: string;
+}
+
+const MEMORY_KINDS = ['mixed', 'guard-skip', 'paused', 'dry-run'] as const;
+
+export const SECTION_NAMES = ['cycle', 'burst', 'codec', 'memory'] as const;
+export type SectionName = (typeof SECTION_NAMES)[number];
+
+export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
+  return {
+    sections: readSections(env.BENCH_SECTIONS),
+    cycles: readCount(env, 'BENCH_CYCLES', 1_000),
+    burst: readCount(env, 'BENCH_BURST', 1_000),
+    memoryStrategies: readCount(env, 'BENCH_MEMORY_STRATEGIES', 10_000),
+    memoryCycles: readCount(env, 'BENCH_MEMORY_CYCLES', 100_000),
+    memoryKind: readMemoryKind(env.BENCH_MEMORY_KIND),
+    codecOpMs: readCount(env, 'BENCH_CODEC_OP_MS', 500),
+    codecClientMs: readCount(env, 'BENCH_CODEC_CLIENT_MS', 2_000),
+    output: env.BENCH_OUTPUT ?? 'bench/results.json',
+  };
+}
+
+function readCount(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < 1) {
+    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+function readMemoryKind(text: string | undefined): MemoryCycleKind {
+  if (text === undefined || text === '') return 'mixed';
+  if (!(MEMORY_KINDS as readonly string[]).includes(text)) {
+    throw new Error(
+      `BENCH_MEMORY_KIND must be one of ${MEMORY_KINDS.join(', ')}, got ${JSON.stringify(text)}`,
+    );
+  }
+  return text as MemoryCycleKind;
+}
+
+function readSections(text: string | undefined): ReadonlySet<SectionName> {
+  if (text === undefined || text.trim() === '') return new Set(SECTION_NAMES);
+  const names = text.split(',').map((name) => name.trim());
+  for (const name of names) {
+    if (!(SECTION_NAMES as readonly string[]).includes(name)) {
+      throw new Error(
+        `BENCH_SECTIONS: unknown section ${JSON.stringify(name)}; known: ${SECTION_NAMES.join(', ')}`,
+      );
+    }
+  }
+  return new Set(names as SectionName[]);
+}

@@ -1,0 +1,61 @@
+/**
+ * `npm run bench`: the sandbox in its own process, a fresh PostgreSQL database, then each section; prints
+ * one table and writes bench/results.json (stable keys: machine, knobs, cycle, burst, codec, memory).
+ * Knobs: see knobs.ts. Progress goes to stderr, the table to stdout.
+ */
+import { createBenchDatabase } from './harness/bench-database.js';
+import { describeMachine } from './harness/machine.js';
+import { printTable, type ReportRow, writeJson } from './harness/report.js';
+import { startSandboxProcess } from './harness/sandbox-process.js';
+import { readKnobs, type SectionName } from './knobs.js';
+import { runBurstSection } from './sections/burst.js';
+import { runCodecSection } from './sections/codec.js';
+import { runCycleSection } from './sections/cycle.js';
+import { runMemorySection } from './sections/memory.js';
+
+const knobs = readKnobs();
+const started = performance.now();
+const database = await createBenchDatabase('tb_bench');
+const sandbox = await startSandboxProcess();
+const machine = describeMachine(database.serverVersion);
+const rows: ReportRow[] = [];
+const results: Record<string, unknown> = {
+  generatedAt: new Date().toISOString(),
+  machine,
+  knobs: { ...knobs, sections: [...knobs.sections] },
+};
+
+async function section<R>(name: SectionName, run: () => Promise<{ result: R; rows: ReportRow[] }>) {
+  if (!knobs.sections.has(name)) return;
+  const began = performance.now();
+  process.stderr.write(`bench: ${name}...\n`);
+  const { result, rows: sectionRows } = await run();
+  results[name] = result;
+  rows.push(...sectionRows);
+  process.stderr.write(`bench: ${name} done in ${((performance.now() - began) / 1000).toFixed(1)} s\n`);
+}
+
+try {
+  await section('cycle', () => runCycleSection(sandbox, database.url, knobs.cycles));
+  await section('burst', () => runBurstSection(sandbox, database.url, knobs.burst));
+  await section('codec', () =>
+    runCodecSection(sandbox, { opMs: knobs.codecOpMs, clientMs: knobs.codecClientMs, concurrency: 16 }),
+  );
+  await section('memory', () =>
+    runMemorySection(sandbox, database.url, {
+      strategies: knobs.memoryStrategies,
+      cycles: knobs.memoryCycles,
+      kind: knobs.memoryKind,
+    }),
+  );
+} finally {
+  await sandbox.close();
+  await database.drop();
+}
+results.durationSeconds = Math.round((performance.now() - started) / 1000);
+printTable(
+  `treasury-bot bench: ${machine.cores} cores (${machine.cpuModel}), node ${machine.node}, PostgreSQL ${machine.postgres}, ${results.durationSeconds} s`,
+  rows,
+);
+await writeJson(knobs.output, results);
+console.log(`\nwrote ${knobs.output}`);

@@ -1,0 +1,272 @@
+/**
+ * N sequential full cycles of a production-like DCA strategy (price cap, budgets, credit guards: balance,
+ * quote, order), through the real engine against the sandbox process and PostgreSQL, and the floor of the
+ * same work measured in alternating blocks in the same run. Reported: the worker's own time between the
+ * quote's answer and the order request, the whole cycle, and whole-cycle median over floor median.
+ */
+import { type CycleRequest, runCycle } from '../../src/engine/index.js';
+import type { Strategy } from '../../src/strategy/index.js';
+import {
+  type BenchEngine,
+  dcaStrategyYaml,
+  loadBenchStrategies,
+  openBenchEngine,
+  type TimedCall,
+} from '../harness/bench-engine.js';
+import { formatMs, type ReportRow } from '../harness/report.js';
+import type { SandboxProcess } from '../harness/sandbox-process.js';
+import { startStatementCounter } from '../harness/statement-counter.js';
+import { type LatencySummary, ratio, round, summarize } from '../harness/stats.js';
+import { type CycleShape, type CycleStep, deriveShape, describeShape } from './cycle-shape.js';
+import { openFloor } from './floor.js';
+
+export interface CycleResult {
+  cycles: number;
+  strategy: string;
+  shape: string;
+  statementsPerCycle: number;
+  httpCallsPerCycle: number;
+  outcomes: Record<string, number>;
+  quoteToOrder: LatencySummary;
+  whole: LatencySummary;
+  floor: { quoteToOrder: LatencySummary; whole: LatencySummary };
+  /**
+   * CPU time of this process per cycle (user + system): the worker's own code versus the floor's. The rest
+   * of a cycle is waiting on the sandbox and PostgreSQL, which run in other processes.
+   */
+  cpuMsPerCycle: { worker: number; floor: number };
+  /** Whole-cycle median / floor whole-cycle median; target at most 1.25. */
+  ratio: number;
+  target: number;
+}
+
+const TARGET_RATIO = 1.25;
+const WARM_UP_CYCLES = 50;
+const SHAPE_SAMPLES = 9;
+const BLOCKS = 10;
+const SLOT_STEP_MS = 60_000;
+
+export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: string, cycles: number) {
+  const slots = slotSequence();
+  const shape = await observeShape(sandbox, databaseUrl, slots);
+
+  const recorder = createCallRecorder();
+  const engine = await openBenchEngine({
+    databaseUrl,
+    apiUrl: sandbox.url,
+    apiToken: sandbox.token,
+    onCall: recorder.record,
+  });
+  const floor = await openFloor(sandbox, databaseUrl);
+  const outcomes: Record<string, number> = {};
+  const whole: number[] = [];
+  const quoteToOrder: number[] = [];
+  const floorWhole: number[] = [];
+  const floorQuoteToOrder: number[] = [];
+  let workerCpuMs = 0;
+  let floorCpuMs = 0;
+  try {
+    const [strategy] = await loadBenchStrategies(engine.context, [dcaStrategyYaml('bench-cycle')]);
+    for (let i = 0; i < WARM_UP_CYCLES; i++) await timeCycle(engine, strategy!, slots, recorder);
+    // Alternating blocks, so that a slow patch of the machine weighs on both sides alike.
+    const perBlock = Math.max(1, Math.ceil(cycles / BLOCKS));
+    for (let done = 0; done < cycles; done += perBlock) {
+      const size = Math.min(perBlock, cycles - done);
+      const workerCpu = process.cpuUsage();
+      for (let i = 0; i < size; i++) {
+        const timed = await timeCycle(engine, strategy!, slots, recorder);
+        outcomes[timed.outcome] = (outcomes[timed.outcome] ?? 0) + 1;
+        whole.push(timed.wholeMs);
+        if (timed.quoteToOrderMs !== undefined) quoteToOrder.push(timed.quoteToOrderMs);
+      }
+      workerCpuMs += cpuMsSince(workerCpu);
+      const floorCpu = process.cpuUsage();
+      const floorSamples = await floor.play(shape, size);
+      floorCpuMs += cpuMsSince(floorCpu);
+      for (const sample of floorSamples) {
+        floorWhole.push(sample.cycleMs);
+        floorQuoteToOrder.push(sample.quoteToOrderMs);
+      }
+    }
+  } finally {
+    await floor.close();
+    await engine.close();
+  }
+  const result: CycleResult = {
+    cycles,
+    strategy: 'dca with maxPrice, day and month budgets, credit guards',
+    shape: describeShape(shape),
+    statementsPerCycle: shape.statements,
+    httpCallsPerCycle: shape.steps.filter((step) => 'http' in step).length,
+    outcomes,
+    quoteToOrder: summarize(quoteToOrder),
+    whole: summarize(whole),
+    floor: { quoteToOrder: summarize(floorQuoteToOrder), whole: summarize(floorWhole) },
+    cpuMsPerCycle: { worker: round(workerCpuMs / cycles), floor: round(floorCpuMs / cycles) },
+    ratio: 0,
+    target: TARGET_RATIO,
+  };
+  result.ratio = ratio(result.whole.p50Ms, result.floor.whole.p50Ms);
+  return { result, rows: rowsOf(result) };
+}
+
+/**
+ * A few cycles through the statement-counting proxy: which statements and calls a cycle makes, in which
+ * order and overlap. Every sample must agree, or the floor would model the wrong work.
+ */
+async function observeShape(
+  sandbox: SandboxProcess,
+  databaseUrl: string,
+  slots: () => Date,
+): Promise<CycleShape> {
+  const counter = await startStatementCounter(databaseUrl);
+  const recorder = createCallRecorder();
+  const engine = await openBenchEngine({
+    databaseUrl: counter.url,
+    apiUrl: sandbox.url,
+    apiToken: sandbox.token,
+    onCall: recorder.record,
+  });
+  try {
+    const [strategy] = await loadBenchStrategies(engine.context, [dcaStrategyYaml('bench-shape')]);
+    for (let i = 0; i < 10; i++) await timeCycle(engine, strategy!, slots, recorder);
+    const shapes: CycleShape[] = [];
+    for (let i = 0; i < SHAPE_SAMPLES; i++) {
+      counter.reset();
+      recorder.reset();
+      const timed = await timeCycle(engine, strategy!, slots, recorder);
+      if (timed.outcome !== 'placed') throw new Error(`shape cycle ended ${timed.outcome}, expected placed`);
+      shapes.push(deriveShape(counter.log(), recorder.calls()));
+    }
+    return mostCommonShape(shapes);
+  } finally {
+    await engine.close();
+    await counter.close();
+  }
+}
+
+/**
+ * The pool may hand a read to a connection that frees up a moment late, so overlap varies a little from
+ * one cycle to the next, and the kill switch is re-read about once a second (an extra select now and
+ * then). The floor replays the most common work, grouped as most often seen.
+ */
+function mostCommonShape(shapes: readonly CycleShape[]): CycleShape {
+  const workOf = (shape: CycleShape) => describeShape({ ...shape, steps: shape.steps.flatMap(ungroup) });
+  const commonWork = mostFrequent(shapes.map(workOf));
+  const candidates = shapes.filter((shape) => workOf(shape) === commonWork);
+  const commonGrouping = mostFrequent(candidates.map(describeShape));
+  return candidates.find((shape) => describeShape(shape) === commonGrouping)!;
+}
+
+function mostFrequent(values: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+}
+
+function ungroup(step: CycleStep): CycleStep[] {
+  return 'sql' in step ? step.sql.map((kind) => ({ sql: [kind] })) : [step];
+}
+
+interface TimedCycle {
+  outcome: string;
+  wholeMs: number;
+  quoteToOrderMs?: number;
+}
+
+async function timeCycle(
+  engine: BenchEngine,
+  strategy: Strategy,
+  slots: () => Date,
+  recorder: CallRecorder,
+): Promise<TimedCycle> {
+  recorder.reset();
+  const request: CycleRequest = { strategy, slot: slots(), trigger: 'once' };
+  const began = performance.now();
+  const report = await runCycle(engine.context, request);
+  const wholeMs = performance.now() - began;
+  const gap = quoteToOrderGap(recorder.calls());
+  return gap === undefined
+    ? { outcome: report.outcome, wholeMs }
+    : { outcome: report.outcome, wholeMs, quoteToOrderMs: gap };
+}
+
+/** From the answer of the last quote to the departure of the order request. */
+function quoteToOrderGap(calls: readonly TimedCall[]): number | undefined {
+  const order = calls.find((call) => call.operation === 'createOrder');
+  const quote = calls.filter((call) => call.operation === 'getQuote' && call.ok).at(-1);
+  return order && quote ? order.startAt - quote.endAt : undefined;
+}
+
+interface CallRecorder {
+  record(call: TimedCall): void;
+  calls(): readonly TimedCall[];
+  reset(): void;
+}
+
+function createCallRecorder(): CallRecorder {
+  let calls: TimedCall[] = [];
+  return {
+    record: (call) => calls.push(call),
+    calls: () => calls,
+    reset: () => {
+      calls = [];
+    },
+  };
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
+/** Distinct slots, a minute apart from now on, as `once --slot` would run them. */
+function slotSequence(): () => Date {
+  let next = Math.ceil(Date.now() / SLOT_STEP_MS) * SLOT_STEP_MS;
+  return () => {
+    next += SLOT_STEP_MS;
+    return new Date(next);
+  };
+}
+
+function rowsOf(result: CycleResult): ReportRow[] {
+  return [
+    {
+      section: 'cycle',
+      metric: `cycles (${result.statementsPerCycle} SQL, ${result.httpCallsPerCycle} HTTP each)`,
+      value: String(result.cycles),
+    },
+    {
+      section: 'cycle',
+      metric: 'quote->order p50 / p99',
+      value: `${formatMs(result.quoteToOrder.p50Ms)} / ${formatMs(result.quoteToOrder.p99Ms)}`,
+    },
+    {
+      section: 'cycle',
+      metric: 'floor quote->order p50 / p99',
+      value: `${formatMs(result.floor.quoteToOrder.p50Ms)} / ${formatMs(result.floor.quoteToOrder.p99Ms)}`,
+    },
+    {
+      section: 'cycle',
+      metric: 'whole cycle p50 / p99',
+      value: `${formatMs(result.whole.p50Ms)} / ${formatMs(result.whole.p99Ms)}`,
+    },
+    {
+      section: 'cycle',
+      metric: 'floor whole p50 / p99',
+      value: `${formatMs(result.floor.whole.p50Ms)} / ${formatMs(result.floor.whole.p99Ms)}`,
+    },
+    {
+      section: 'cycle',
+      metric: 'CPU of this process per cycle: worker / floor',
+      value: `${formatMs(result.cpuMsPerCycle.worker)} / ${formatMs(result.cpuMsPerCycle.floor)}`,
+    },
+    {
+      section: 'cycle',
+      metric: 'ratio (whole p50 / floor p50)',
+      value: result.ratio.toFixed(3),
+      target: `<= ${result.target}`,
+      met: result.ratio <= result.target,
+    },
+  ];
+}

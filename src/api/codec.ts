@@ -1,0 +1,46 @@
+import { pack, unpack } from 'msgpackr';
+
+export type WireFormat = 'json' | 'msgpack';
+export const WIRE_FORMATS: readonly WireFormat[] = ['json', 'msgpack'];
+
+const MEDIA_TYPES: Record<WireFormat, string> = {
+  json: 'application/json',
+  msgpack: 'application/msgpack',
+};
+
+export function mediaTypeOf(format: WireFormat): string {
+  return MEDIA_TYPES[format];
+}
+
+/**
+ * msgpackr's module-level `pack`/`unpack` use `useRecords: false`: plain maps on the wire that any msgpack
+ * peer can read, never msgpackr's private record extension.
+ */
+export function encodeBody(format: WireFormat, value: unknown): Buffer {
+  return format === 'json' ? Buffer.from(JSON.stringify(value), 'utf8') : pack(value);
+}
+
+export class BodyDecodeError extends Error {
+  override readonly name = 'BodyDecodeError';
+}
+
+/**
+ * Decodes by the response's own Content-Type when it names a known format (a server may answer errors in
+ * JSON whatever was asked), otherwise by the format that was requested.
+ */
+export function decodeBody(bytes: Buffer, contentType: string | undefined, requested: WireFormat): unknown {
+  const format = formatOfContentType(contentType) ?? requested;
+  if (bytes.length === 0) throw new BodyDecodeError(`empty ${format} body`);
+  try {
+    return format === 'json' ? JSON.parse(bytes.toString('utf8')) : unpack(bytes);
+  } catch (error) {
+    throw new BodyDecodeError(`invalid ${format} body: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+export function formatOfContentType(contentType: string | undefined): WireFormat | undefined {
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType === MEDIA_TYPES.json) return 'json';
+  if (mediaType === MEDIA_TYPES.msgpack || mediaType === 'application/x-msgpack') return 'msgpack';
+  return undefined;
+}

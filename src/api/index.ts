@@ -1,0 +1,38 @@
+/** Public surface of the purchase-service client. Nothing here imports the database or the engine. */
+export { formatFxRate } from './arguments.js';
+export { QUOTE_ID_PATTERN } from './assumptions.js';
+export {
+  type CallOptions,
+  createPurchaseClient,
+  DEFAULT_TIMEOUTS,
+  type ListOrdersInput,
+  type PurchaseClient,
+  type PurchaseClientOptions,
+} from './client.js';
+export {
+  decodeBody,
+  encodeBody,
+  formatOfContentType,
+  mediaTypeOf,
+  WIRE_FORMATS,
+  type WireFormat,
+} from './codec.js';
+export {
+  ApiBadResponseError,
+  type ApiErrorCode,
+  ApiForbiddenError,
+  ApiInvalidArgumentError,
+  ApiNotFoundError,
+  ApiRejectedError,
+  ApiServerError,
+  ApiUnauthorizedError,
+  ApiUnavailableError,
+  isPurchaseApiError,
+  OutcomeUnknownError,
+  PurchaseApiError,
+  QuoteExpiredError,
+} from './errors.js';
+export type { RequestEvent, RequestObserver } from './exchange.js';
+export { DEFAULT_RETRY, RETRIED_ERROR_CODES, type RetrySettings } from './retry-policy.js';
+export * from './types.js';
+export { parseWebhookEvent } from './webhook-event.js';

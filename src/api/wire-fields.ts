@@ -1,0 +1,72 @@
+/**
+ * Field-level wire schemas: how a value on the wire becomes a domain value. Every conversion reports a zod
+ * issue instead of throwing, so a broken response surfaces as one API_BAD_RESPONSE naming the field.
+ */
+import { z } from 'zod';
+import { type Decimal, decimalFromWireNumber, parseDecimal } from '../money.js';
+
+/** The field name given to the money parsers; the zod path names the real field, so it is cut off again. */
+const FIELD = 'value';
+
+function convert<T>(parse: (value: unknown) => T) {
+  return (value: unknown, ctx: z.RefinementCtx): T => {
+    try {
+      return parse(value);
+    } catch (error) {
+      const message = (error as Error).message.replace(`${FIELD}: `, '');
+      ctx.addIssue({ code: 'custom', message, input: value });
+      return z.NEVER;
+    }
+  };
+}
+
+/** Decimal text (`"5.4321"`); numbers, `"NaN"`, exponents and spaces refused. */
+export const decimalText = z.string().transform(convert((value) => parseDecimal(value, FIELD)));
+
+/** Decimal text strictly above zero: prices and rates. */
+export const positiveDecimalText = decimalText.refine((value: Decimal) => value.gt(0), {
+  message: 'must be greater than zero',
+});
+
+/** Decimal text at or above zero: costs, quantities, balances that cannot go negative. */
+export const nonNegativeDecimalText = decimalText.refine((value: Decimal) => value.gte(0), {
+  message: 'must not be negative',
+});
+
+/**
+ * Amounts the reference carries as JSON numbers (order amount, tracking amounts). Decimal text is accepted
+ * too, so a service that moves to text does not break us.
+ */
+export const wireAmount = z
+  .union([z.number(), z.string()])
+  .transform(convert((value) => decimalFromWireNumber(value, FIELD)))
+  .refine((value: Decimal) => value.gte(0), { message: 'must not be negative' });
+
+/**
+ * ISO 8601 instant with an explicit zone (`Z` or offset). msgpack peers may send a native timestamp, which
+ * msgpackr decodes as a Date; that is accepted as well.
+ */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+export const isoDate = z.union([
+  z.date(),
+  z
+    .string()
+    .regex(ISO_INSTANT, { message: 'expected an ISO 8601 date-time with a zone' })
+    .transform((text, ctx) => {
+      const date = new Date(text);
+      if (Number.isNaN(date.getTime())) {
+        ctx.addIssue({ code: 'custom', message: 'not a valid date', input: text });
+        return z.NEVER;
+      }
+      return date;
+    }),
+]);
+
+export const identifier = z.string().min(1);
+
+export const count = z.number().int().nonnegative();
+
+/** A text field the service may leave out or null while it is not known yet. */
+export function pending<T extends z.ZodType>(schema: T) {
+  return schema.nullish().transform((value) => value ?? null);
+}

@@ -1,0 +1,248 @@
+/**
+ * The composition root: settings, logger, metrics, the purchase service (or the built-in sandbox in demo
+ * mode), the database, the client, the engine, settlement tracking and the HTTP server, opened in that
+ * order and closed in the reverse order. `run` opens everything; `once` and the admin commands (pause,
+ * resume, reconcile) only what they need. start() and stop() are idempotent.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { PurchaseClient } from './api/index.js';
+import { createClientFromSettings, loadSettings, requireToken, type Settings } from './config/index.js';
+import { type Database, openMigratedDatabase } from './db/index.js';
+import {
+  createApiObserver,
+  createReadiness,
+  createReplicaId,
+  type EngineContext,
+  KillSwitch,
+  Worker,
+} from './engine/index.js';
+import { createHttpServer, listen } from './observability/http-server.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { DEFAULT_QUOTE_TOLERANCES } from './strategy/index.js';
+import { createTracking, registerWebhooks } from './tracking/index.js';
+
+export type AppMode = 'run' | 'once' | 'admin';
+
+export interface AppOptions {
+  mode: AppMode;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Where log lines go; commands whose stdout carries results pass stderr. Default stdout. */
+  logDestination?: DestinationStream;
+  clock?: () => Date;
+}
+
+export class App {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly replicaId = createReplicaId();
+  private readonly clock: () => Date;
+  private readonly releasers: { name: string; release: () => Promise<void> }[] = [];
+  private opening: Promise<void> | undefined;
+  private starting: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  /** A stop that arrives while start still waits for the database ends that wait. */
+  private readonly startAborted = new AbortController();
+  private engine: EngineContext | undefined;
+  private runningWorker: Worker | undefined;
+  private boundPort: number | undefined;
+
+  constructor(private readonly options: AppOptions) {
+    const env = options.env ?? process.env;
+    this.settings = loadSettings({ env, cwd: options.cwd });
+    this.clock = options.clock ?? (() => new Date());
+    this.logger = createLogger({
+      level: this.settings.log.level,
+      secrets: secretsOf(this.settings),
+      destination: options.logDestination,
+      name: 'treasury-bot',
+    });
+    this.metrics = createMetrics({ defaultMetrics: options.mode === 'run' });
+  }
+
+  /** The engine's dependencies; available once start() resolved. */
+  get context(): EngineContext {
+    if (!this.engine) throw new Error('the app is not started');
+    return this.engine;
+  }
+
+  get worker(): Worker | undefined {
+    return this.runningWorker;
+  }
+
+  /** The bound port of the HTTP server in `run` (useful with TREASURY_HTTP_PORT=0). */
+  get httpPort(): number | undefined {
+    return this.boundPort;
+  }
+
+  start(): Promise<void> {
+    this.opening ??= this.open();
+    this.starting ??= this.opening.catch(async (error: unknown) => {
+      await this.stop();
+      throw error;
+    });
+    return this.starting;
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.close();
+    return this.stopping;
+  }
+
+  async reload(): Promise<void> {
+    await this.runningWorker?.reload();
+  }
+
+  private onStop(name: string, release: () => Promise<void>): void {
+    this.releasers.push({ name, release });
+  }
+
+  private async open(): Promise<void> {
+    const { settings, logger, metrics, clock, options } = this;
+    const { baseUrl, token } = await this.openService();
+    const { database, migration } = await openMigratedDatabase(
+      {
+        url: settings.database.url,
+        dataDir: settings.database.dataDir,
+        maxConnections: Math.max(10, settings.engine.concurrency + 4),
+        clock,
+      },
+      {
+        // Only the long-running worker waits; `once` and the admin commands report the outage at once.
+        waitMs: options.mode === 'run' ? settings.engine.startupDatabaseWaitMs : 0,
+        signal: this.startAborted.signal,
+        onRetry: (error, attempt, delayMs) =>
+          logger.warn({ err: error, attempt, delayMs }, 'database not reachable at start; waiting for it'),
+      },
+    );
+    this.onStop('database', () => database.close());
+    if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
+
+    const observer = createApiObserver(metrics, clock);
+    const client = createClientFromSettings(settings, { baseUrl, token }, observer.onRequest);
+    this.onStop('api client', () => client.close());
+
+    const killSwitch = new KillSwitch({
+      control: database.control,
+      cacheMs: settings.engine.killSwitchCacheMs,
+      clock,
+      metrics,
+      onChange: (state) => {
+        if (state.paused) logger.warn({ ...state }, 'KILL SWITCH ON: every cycle is skipped until resume');
+        else if (state.changedAt !== null)
+          logger.info({ ...state }, 'kill switch off: cycles place orders again');
+      },
+    });
+    this.engine = {
+      database,
+      client,
+      metrics,
+      logger,
+      settings: settings.engine,
+      dryRun: settings.dryRun,
+      replicaId: this.replicaId,
+      clock,
+      killSwitch,
+      tolerances: DEFAULT_QUOTE_TOLERANCES,
+    };
+    if (settings.dryRun) logger.warn('DRY RUN: cycles decide and record, no order is ever placed');
+    if (options.mode !== 'run') return;
+
+    const http = createHttpServer({
+      port: settings.http.port,
+      metrics,
+      logger,
+      readiness: createReadiness({
+        database,
+        client,
+        observer,
+        killSwitch,
+        clock,
+        metrics,
+        settings: settings.engine,
+        migrated: () => true,
+      }),
+    });
+    this.onStop('http server', () => http.close());
+    await this.openTracking(database, client, http);
+    this.boundPort = await listen(http, '0.0.0.0', settings.http.port);
+    logger.info({ port: this.boundPort }, 'http server listening (/metrics, /healthz, /readyz)');
+    // Only once the receiver listens may the service be told to deliver to it; a failure is logged there.
+    await registerWebhooks(client, settings, logger);
+
+    const worker = new Worker(this.engine, {
+      strategiesPath: settings.strategies.path,
+      startSignal: this.startAborted.signal,
+    });
+    this.runningWorker = worker;
+    this.onStop('worker', () => worker.stop());
+    await worker.start();
+  }
+
+  /**
+   * Settlement tracking (src/tracking): started after the database and the client, with its webhook route
+   * registered on the HTTP server before it listens; stopped before them.
+   */
+  private async openTracking(database: Database, client: PurchaseClient, http: FastifyInstance) {
+    const { settings, logger, metrics, clock } = this;
+    const tracking = createTracking({
+      database,
+      client,
+      metrics,
+      logger,
+      settings,
+      clock,
+      owner: this.replicaId,
+    });
+    tracking.registerRoutes(http);
+    tracking.start();
+    this.onStop('tracking', () => tracking.stop());
+  }
+
+  /** The configured service, or the built-in sandbox in this process when no address is set. */
+  private async openService(): Promise<{ baseUrl: string; token: string }> {
+    const { api } = this.settings;
+    if (api.url !== undefined) {
+      return { baseUrl: api.url, token: requireToken(this.settings) };
+    }
+    const { startSandbox, DEMO_TOKEN } = await import('./sandbox/index.js');
+    // Orders step every 2 s so that a demo shows settlement within a minute.
+    const sandbox = await startSandbox({ stepMs: 2_000 });
+    this.onStop('sandbox', () => sandbox.close());
+    this.logger.warn(
+      { url: sandbox.url },
+      'DEMO MODE: TREASURY_API_URL is unset; using the built-in sandbox (simulated prices, nothing real is bought)',
+    );
+    return { baseUrl: sandbox.url, token: DEMO_TOKEN };
+  }
+
+  private async close(): Promise<void> {
+    // A stop during start waits for the opening to settle, so that nothing opened late is left behind.
+    this.startAborted.abort();
+    await this.opening?.catch(() => undefined);
+    for (const { name, release } of this.releasers.reverse()) {
+      try {
+        await release();
+      } catch (error) {
+        this.logger.warn({ err: error, component: name }, 'component did not close cleanly');
+      }
+    }
+    this.releasers.length = 0;
+  }
+}
+
+function secretsOf(settings: Settings): string[] {
+  const secrets = [settings.api.token, settings.webhook.secret];
+  if (settings.database.url) {
+    try {
+      const password = new URL(settings.database.url).password;
+      if (password) secrets.push(password, decodeURIComponent(password));
+    } catch {
+      // An unparseable URL was already refused by the settings schema.
+    }
+  }
+  return secrets.filter((secret): secret is string => secret !== undefined);
+}

@@ -1,0 +1,142 @@
+/**
+ * Operator commands for a strategy halted by an ambiguous reconciliation: `resolve` settles one unsure
+ * cycle by hand (adopt the order that is its own, or declare that none was placed), `unhalt` lifts the
+ * halt once no unsure cycle of the strategy is left. Results go to stdout (one JSON document with --json);
+ * an error is one line on stderr and exit 1.
+ */
+import type { Command } from 'commander';
+import pino from 'pino';
+import { App } from '../app.js';
+import { loadSettings } from '../config/index.js';
+import { type Database, openMigratedDatabase } from '../db/index.js';
+import { clearStrategyHalt, type ResolveResult, resolveUnsureCycle } from '../engine/index.js';
+import { printErrorLine, printJson, printLines, renderRecord } from './api-output.js';
+
+interface ResolveFlags {
+  order?: string;
+  notPlaced?: boolean;
+  json?: boolean;
+}
+
+export class OperatorArgumentError extends Error {
+  override readonly name = 'OperatorArgumentError';
+  constructor(
+    readonly code: 'INVALID_ARGUMENT' | 'API_URL_MISSING',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function registerOperatorCommands(program: Command): void {
+  program
+    .command('resolve')
+    .description(
+      'settle an unsure cycle by hand: adopt the service order that is its own, or declare none placed',
+    )
+    .argument('<cycle-id>', 'the unsure cycle (see `status`)')
+    .option('--order <service-order-id>', "the service's order id of the order this cycle placed")
+    .option('--not-placed', 'the cycle placed no order')
+    .option('--json', 'print one JSON document on stdout')
+    .action((cycleId: string, flags: ResolveFlags) => runResolve(cycleId, flags));
+
+  program
+    .command('unhalt')
+    .description('lift the halt of a strategy once none of its cycles is unsure')
+    .argument('<strategy>', 'the strategy name')
+    .option('--json', 'print one JSON document on stdout')
+    .action((name: string, flags: { json?: boolean }) => runUnhalt(name, flags));
+}
+
+async function runResolve(cycleText: string, flags: ResolveFlags): Promise<void> {
+  try {
+    const cycleId = parseCycleId(cycleText);
+    if ((flags.order === undefined) === (flags.notPlaced !== true)) {
+      throw new OperatorArgumentError('INVALID_ARGUMENT', 'give exactly one of --order ID or --not-placed');
+    }
+    const result =
+      flags.order === undefined
+        ? await withDatabase((database) => resolveUnsureCycle({ database }, cycleId, { kind: 'not_placed' }))
+        : await resolveWithService(cycleId, flags.order);
+    if (flags.json) printJson(summaryOf(result), []);
+    else printLines(describeResolution(result), []);
+  } catch (error) {
+    printErrorLine(error, []);
+    process.exitCode = 1;
+  }
+}
+
+/** Adoption reads the order from the purchase service, so it needs the real one: a fresh sandbox holds none. */
+async function resolveWithService(cycleId: number, serviceOrderId: string): Promise<ResolveResult> {
+  const app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
+  try {
+    if (app.settings.api.url === undefined) {
+      throw new OperatorArgumentError(
+        'API_URL_MISSING',
+        'resolve --order reads the order from the purchase service: set TREASURY_API_URL',
+      );
+    }
+    await app.start();
+    const { database, client } = app.context;
+    return await resolveUnsureCycle({ database, client }, cycleId, { kind: 'order', serviceOrderId });
+  } finally {
+    await app.stop();
+  }
+}
+
+async function runUnhalt(name: string, flags: { json?: boolean }): Promise<void> {
+  try {
+    const { strategy, wasHalted } = await withDatabase((database) => clearStrategyHalt(database, name));
+    const report = { strategy: strategy.name, halted: strategy.haltedAt !== null, wasHalted };
+    if (flags.json) printJson(report, []);
+    else printLines([wasHalted ? `strategy ${name}: halt lifted` : `strategy ${name} was not halted`], []);
+  } catch (error) {
+    printErrorLine(error, []);
+    process.exitCode = 1;
+  }
+}
+
+async function withDatabase<T>(work: (database: Database) => Promise<T>): Promise<T> {
+  const settings = loadSettings({ env: process.env });
+  const { database } = await openMigratedDatabase({
+    url: settings.database.url,
+    dataDir: settings.database.dataDir,
+    maxConnections: 2,
+  });
+  try {
+    return await work(database);
+  } finally {
+    await database.close();
+  }
+}
+
+function parseCycleId(text: string): number {
+  if (!/^[1-9]\d{0,15}$/.test(text)) {
+    throw new OperatorArgumentError(
+      'INVALID_ARGUMENT',
+      `cycle id must be a positive integer (got "${text}")`,
+    );
+  }
+  return Number(text);
+}
+
+/** The JSON document of `resolve --json`. */
+function summaryOf({ cycle }: ResolveResult) {
+  return {
+    cycleId: cycle.id,
+    strategy: cycle.strategy,
+    slot: cycle.slot,
+    state: cycle.state,
+    reason: cycle.reasonCode,
+    orderId: cycle.serviceOrderId,
+  };
+}
+
+function describeResolution(result: ResolveResult): string[] {
+  const { cycle, order } = result;
+  const what = order
+    ? `cycle ${cycle.id} placed: order ${order.serviceOrderId} adopted`
+    : `cycle ${cycle.id} not placed`;
+  const { strategy, slot, reason } = summaryOf(result);
+  return [what, ...renderRecord({ strategy, slot, reason })];
+}

@@ -1,0 +1,29 @@
+import { Command } from 'commander';
+import { registerApiCommands } from './api.js';
+import { registerDbCommands } from './db.js';
+import { registerOperatorCommands } from './operator.js';
+import { registerSandboxCommands } from './sandbox.js';
+import { registerStatusCommands } from './status.js';
+import { registerValidateCommands } from './validate.js';
+import { registerWorkerCommands } from './worker.js';
+
+/**
+ * Assembles the command line. Each command group lives in its own file under `src/cli/` and exports a
+ * `register…(program)` function that is called here, so parsing stays apart from the work each command does.
+ */
+export function buildProgram(): Command {
+  const program = new Command('treasury-bot')
+    .description(
+      'Treasury automation: buys USDT with BRL through the purchase service, on schedules and rules',
+    )
+    .showHelpAfterError()
+    .exitOverride();
+  registerApiCommands(program);
+  registerDbCommands(program);
+  registerOperatorCommands(program);
+  registerSandboxCommands(program);
+  registerStatusCommands(program);
+  registerValidateCommands(program);
+  registerWorkerCommands(program);
+  return program;
+}

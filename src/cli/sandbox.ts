@@ -1,0 +1,110 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { parseDecimal } from '../money.js';
+import { createLogger } from '../observability/logger.js';
+import { DEMO_TOKEN, startSandbox } from '../sandbox/index.js';
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+interface SandboxFlags {
+  port: number;
+  host: string;
+  token: string[];
+  readToken: string[];
+  adminToken?: string;
+  stepMs: number;
+  seed: number;
+  price: string;
+  creditLimit: string;
+  webhookFormat: 'json' | 'msgpack';
+}
+
+export function registerSandboxCommands(program: Command): void {
+  program
+    .command('sandbox')
+    .description('run the simulator of the purchase service')
+    .option('--port <n>', 'port to listen on (0: any free port)', parseInteger('--port', 0, 65_535), 8080)
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--token <token>', 'full-access bearer token (repeatable; default: the demo token)', collect, [])
+    .option('--read-token <token>', 'read-only bearer token (repeatable)', collect, [])
+    .option('--admin-token <token>', 'token of the /_sandbox control API (default: the first --token)')
+    .option(
+      '--step-ms <n>',
+      'lifecycle step interval per order; 0 = manual steps only',
+      parseInteger('--step-ms', 0, 86_400_000),
+      1000,
+    )
+    .option(
+      '--seed <n>',
+      'seed of the price walk and fault decisions',
+      parseInteger('--seed', 0, 2 ** 32 - 1),
+      1,
+    )
+    .option('--price <decimal>', 'centre of the price random walk', parsePrice, '5.4000')
+    .option('--credit-limit <decimal>', 'credit line in BRL', parsePrice, '1000000.00')
+    .addOption(
+      new Option('--webhook-format <format>', 'body format of webhook deliveries')
+        .choices(['json', 'msgpack'])
+        .default('json'),
+    )
+    .action(runSandbox);
+}
+
+async function runSandbox(flags: SandboxFlags): Promise<void> {
+  const tokens = flags.token.length > 0 ? flags.token : [DEMO_TOKEN];
+  // The demo token is public (it is in the source); any token the operator chose is a secret.
+  const secrets = [...flags.token, ...flags.readToken, flags.adminToken];
+  const logger = createLogger({ name: 'sandbox', secrets });
+  const sandbox = await startSandbox({
+    port: flags.port,
+    host: flags.host,
+    tokens,
+    readTokens: flags.readToken,
+    adminToken: flags.adminToken,
+    stepMs: flags.stepMs,
+    seed: flags.seed,
+    price: flags.price,
+    creditLimit: flags.creditLimit,
+    webhookFormat: flags.webhookFormat,
+    logger,
+  });
+  logger.info(
+    {
+      url: sandbox.url,
+      demoToken: flags.token.length === 0 ? DEMO_TOKEN : undefined,
+      fullTokens: tokens.length,
+      readTokens: flags.readToken.length,
+      stepMs: flags.stepMs,
+      seed: flags.seed,
+    },
+    `sandbox listening at ${sandbox.url}`,
+  );
+  const signal = await new Promise<string>((resolve) => {
+    for (const name of STOP_SIGNALS) process.once(name, () => resolve(name));
+  });
+  logger.info({ signal }, 'sandbox stopping');
+  await sandbox.close();
+  logger.flush();
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function parseInteger(flag: string, min: number, max: number): (value: string) => number {
+  return (value) => {
+    const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!(number >= min && number <= max)) {
+      throw new InvalidArgumentError(`${flag} must be an integer from ${min} to ${max}.`);
+    }
+    return number;
+  };
+}
+
+function parsePrice(value: string): string {
+  try {
+    if (parseDecimal(value, 'value').greaterThan(0)) return value;
+  } catch {
+    // Reported below in commander's own words.
+  }
+  throw new InvalidArgumentError('must be a positive decimal like "5.4000".');
+}

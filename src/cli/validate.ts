@@ -1,0 +1,94 @@
+import type { Command } from 'commander';
+import { formatProblem as formatSettingsProblem, loadSettings, SettingsError } from '../config/index.js';
+import { formatProblem, type LoadResult, loadStrategies, resolveStrategiesPath } from '../strategy/index.js';
+
+interface ValidateFlags {
+  json?: boolean;
+}
+
+export function registerValidateCommands(program: Command): void {
+  program
+    .command('validate')
+    .description(
+      'check strategy files and worker settings; every problem is printed as file:line:col: message',
+    )
+    .argument(
+      '[path]',
+      'a strategy file, or a folder of *.yaml/*.yml (default: $TREASURY_STRATEGIES or ./strategies)',
+    )
+    .option('--json', 'print one JSON document {valid, strategies, problems} on stdout')
+    .action(runValidate);
+}
+
+async function runValidate(path: string | undefined, flags: ValidateFlags): Promise<void> {
+  const result = await loadStrategies(resolveStrategiesPath(path));
+  const settingsProblems = readSettingsProblems();
+  if (flags.json) process.stdout.write(`${JSON.stringify(toJson(result, settingsProblems))}\n`);
+  else printHuman(result, settingsProblems);
+  // exitCode rather than exit(): stdout may be a pipe that has not been flushed yet.
+  process.exitCode = result.valid && settingsProblems.length === 0 ? 0 : 1;
+}
+
+interface ProblemView {
+  file: string;
+  line: number | null;
+  col: number | null;
+  key: string;
+  message: string;
+}
+
+/** The worker settings (TREASURY_CONFIG and env) are checked too: a bad port stops `run` as surely as a bad file. */
+function readSettingsProblems(): ProblemView[] {
+  try {
+    loadSettings({ env: process.env });
+    return [];
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    return error.problems.map((problem) => {
+      const position = /^(.*):(\d+):(\d+)$/.exec(problem.where);
+      return {
+        file: position ? position[1]! : problem.where,
+        line: position ? Number(position[2]) : null,
+        col: position ? Number(position[3]) : null,
+        key: problem.key,
+        message: formatSettingsProblem(problem),
+      };
+    });
+  }
+}
+
+function toJson(result: LoadResult, settingsProblems: ProblemView[]) {
+  const valid = result.valid && settingsProblems.length === 0;
+  const strategyProblems = result.valid
+    ? []
+    : result.problems.map(({ file, line, col, key, message }) => ({ file, line, col, key, message }));
+  return {
+    valid,
+    strategies: result.valid ? result.strategies.map((strategy) => strategy.name) : [],
+    problems: [...strategyProblems, ...settingsProblems],
+  };
+}
+
+function printHuman(result: LoadResult, settingsProblems: ProblemView[]): void {
+  if (settingsProblems.length > 0) {
+    process.stderr.write(
+      `${settingsProblems.map((problem) => problem.message).join('\n')}\ninvalid settings\n`,
+    );
+  }
+  const files = `${result.files.length} file${result.files.length === 1 ? '' : 's'}`;
+  if (result.valid) {
+    const { strategies } = result;
+    const lines = strategies.map((strategy) => {
+      const flags = [strategy.enabled ? '' : 'disabled', strategy.dryRun ? 'dry run' : ''].filter(Boolean);
+      const suffix = flags.length > 0 ? ` (${flags.join(', ')})` : '';
+      return `  ${strategy.name}: ${strategy.kind} ${strategy.symbol} "${strategy.schedule}" ${strategy.timezone}${suffix}`;
+    });
+    const count = `${strategies.length} strateg${strategies.length === 1 ? 'y' : 'ies'}`;
+    process.stdout.write(`valid: ${count} in ${files}\n${lines.join('\n')}\n`);
+    return;
+  }
+  const count = `${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}`;
+  process.stderr.write(
+    `${result.problems.map(formatProblem).join('\n')}\ninvalid: ${count} in ${files}; nothing was loaded\n`,
+  );
+}

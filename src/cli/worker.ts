@@ -1,0 +1,158 @@
+/**
+ * Worker commands: `run` (the long-running worker), `once` (one cycle of each strategy now), the kill
+ * switch (`pause`, `resume`) and `reconcile`. Results go to stdout (one JSON document with --json); log
+ * lines of `once` and the admin commands go to stderr so they never mix with results.
+ */
+import { hostname, userInfo } from 'node:os';
+import type { Command } from 'commander';
+import pino from 'pino';
+import { App } from '../app.js';
+import { loadSettings } from '../config/index.js';
+import { isConnectionLoss, openMigratedDatabase } from '../db/index.js';
+import { handleSignals, Maintenance } from '../engine/index.js';
+import { printErrorLine, printJson, printLines, renderRecord } from './api-output.js';
+import { runOnceCommand } from './worker-once.js';
+
+export function registerWorkerCommands(program: Command): void {
+  program
+    .command('run')
+    .description(
+      'the long-running worker: schedules, reconciliation, tracking, /metrics; SIGINT/SIGTERM drain and stop',
+    )
+    .action(runWorker);
+
+  program
+    .command('once')
+    .description('one cycle of every enabled (or each named) strategy now; exit 1 when any failed')
+    .option('--strategy <name>', 'run this strategy (repeat for several)', collect, [] as string[])
+    .option('--slot <iso>', 'the slot to run, ISO 8601 (default: the current instant)')
+    .option('--json', 'print one JSON document { cycles: [...] } on stdout')
+    .action(runOnceCommand);
+
+  program
+    .command('pause')
+    .description('kill switch: every replica stops placing orders within a second')
+    .option('--reason <text>', 'why, for the record')
+    .option('--json', 'print one JSON document on stdout')
+    .action((flags: { reason?: string; json?: boolean }) => switchControl('pause', flags));
+
+  program
+    .command('resume')
+    .description('release the kill switch')
+    .option('--json', 'print one JSON document on stdout')
+    .action((flags: { json?: boolean }) => switchControl('resume', flags));
+
+  program
+    .command('reconcile')
+    .description('recover abandoned cycles and match unsure order attempts against the service now')
+    .option('--json', 'print one JSON document on stdout')
+    .action(runReconcile);
+}
+
+class ReconcileArgumentError extends Error {
+  override readonly name = 'ReconcileArgumentError';
+  readonly code = 'API_URL_MISSING';
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+async function runWorker(): Promise<void> {
+  let app: App | undefined;
+  try {
+    app = new App({ mode: 'run' });
+    const running = app;
+    tolerateLostConnectionRejections(running);
+    let dispose = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      dispose = handleSignals(
+        {
+          stop: async () => {
+            await running.stop();
+            running.logger.info('worker stopped');
+            resolve();
+          },
+          reload: () => running.reload(),
+        },
+        running.logger,
+      );
+    });
+    await running.start();
+    await stopped;
+    dispose();
+    running.logger.flush();
+    // Everything is closed; a handle some library left open must not keep a stopped worker alive.
+    setTimeout(() => process.exit(0), 5_000).unref();
+  } catch (error) {
+    printErrorLine(error, []);
+    await app?.stop();
+    process.exitCode = 1;
+  }
+}
+
+/**
+ * postgres.js can leave a promise of its own (the array-type lookup of a new connection) rejected with
+ * nobody listening when the backend is terminated at that moment; Node would end the worker for it. Such a
+ * rejection is only a lost connection, which every caller already handles, so it is logged and counted.
+ * Anything else still ends the process, as it should.
+ */
+function tolerateLostConnectionRejections(app: App): void {
+  process.on('unhandledRejection', (reason) => {
+    if (!isConnectionLoss(reason)) throw reason;
+    app.metrics.databaseErrors.inc({ operation: 'driver' });
+    app.logger.warn({ err: reason }, 'database connection lost outside any statement; the pool reconnects');
+  });
+}
+
+async function switchControl(action: 'pause' | 'resume', flags: { reason?: string; json?: boolean }) {
+  try {
+    const settings = loadSettings({ env: process.env });
+    const { database } = await openMigratedDatabase({
+      url: settings.database.url,
+      dataDir: settings.database.dataDir,
+      maxConnections: 1,
+    });
+    try {
+      const by = `${userInfo().username}@${hostname()} (cli)`;
+      const state =
+        action === 'pause'
+          ? await database.control.pause(flags.reason ?? null, by)
+          : await database.control.resume(by);
+      if (flags.json) printJson(state, []);
+      else
+        printLines(
+          [state.paused ? `paused by ${by}${state.reason ? `: ${state.reason}` : ''}` : `resumed by ${by}`],
+          [],
+        );
+    } finally {
+      await database.close();
+    }
+  } catch (error) {
+    printErrorLine(error, []);
+    process.exitCode = 1;
+  }
+}
+
+async function runReconcile(flags: { json?: boolean }): Promise<void> {
+  let app: App | undefined;
+  try {
+    app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
+    if (app.settings.api.url === undefined) {
+      // A sandbox started now holds no orders: matching against it would declare every unsure cycle absent.
+      throw new ReconcileArgumentError(
+        'reconcile needs the purchase service (TREASURY_API_URL): a built-in sandbox starts empty and proves nothing',
+      );
+    }
+    await app.start();
+    const report = await new Maintenance(app.context).runOnce();
+    if (flags.json) printJson(report, []);
+    else printLines(renderRecord(report), []);
+    if (report.errors.length > 0) process.exitCode = 1;
+  } catch (error) {
+    printErrorLine(error, []);
+    process.exitCode = 1;
+  } finally {
+    await app?.stop();
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * From settings to a purchase-service client: shared by the worker (src/app.ts) and the operator commands
+ * (src/cli/api-session.ts), so that both talk to the service with the same limits.
+ */
+import { createPurchaseClient, type PurchaseClient, type RequestEvent } from '../api/index.js';
+import type { Settings } from './schema.js';
+
+export class MissingTokenError extends Error {
+  override readonly name = 'MissingTokenError';
+  readonly code = 'API_TOKEN_MISSING';
+  constructor() {
+    super('TREASURY_API_URL is set but no token: set TREASURY_API_TOKEN or TREASURY_API_TOKEN_FILE');
+  }
+}
+
+/** The configured token, or MissingTokenError: a configured service is never called without one. */
+export function requireToken(settings: Settings): string {
+  if (settings.api.token === undefined) throw new MissingTokenError();
+  return settings.api.token;
+}
+
+export function createClientFromSettings(
+  settings: Settings,
+  service: { baseUrl: string; token: string },
+  onRequest?: (event: RequestEvent) => void,
+): PurchaseClient {
+  const { api } = settings;
+  return createPurchaseClient({
+    ...service,
+    format: api.format,
+    timeouts: api.timeouts,
+    connections: api.connections,
+    keepAliveMs: api.keepAliveMs,
+    retry: api.retry,
+    onRequest,
+  });
+}

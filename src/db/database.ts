@@ -1,0 +1,86 @@
+import {
+  type Connection,
+  connectPglite,
+  connectPostgres,
+  type DatabaseKind,
+  type ReservedConnection,
+} from './connection.js';
+import { type BalancesRepository, createBalancesRepository } from './repositories/balances.js';
+import { type ControlRepository, createControlRepository } from './repositories/control.js';
+import { type CyclesRepository, createCyclesRepository } from './repositories/cycles.js';
+import { createOrdersRepository, type OrdersRepository } from './repositories/orders.js';
+import { createQuotesRepository, type QuotesRepository } from './repositories/quotes.js';
+import { createStrategiesRepository, type StrategiesRepository } from './repositories/strategies.js';
+import {
+  createWebhookEventsRepository,
+  type WebhookEventsRepository,
+} from './repositories/webhook-events.js';
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL connection string; when absent, embedded PGlite is used. */
+  url?: string;
+  /** Where embedded data lives (PGlite goes to `<dataDir>/pglite`); default ./data. */
+  dataDir?: string;
+  /** Embedded and in memory only: nothing is written to disk. */
+  memory?: boolean;
+  /** Pool size for PostgreSQL; default 10. */
+  maxConnections?: number;
+  /** Source of the timestamps written by repositories; default the system clock. */
+  clock?: () => Date;
+}
+
+export interface Database {
+  readonly kind: DatabaseKind;
+  readonly strategies: StrategiesRepository;
+  readonly cycles: CyclesRepository;
+  readonly quotes: QuotesRepository;
+  readonly orders: OrdersRepository;
+  readonly webhookEvents: WebhookEventsRepository;
+  readonly balances: BalancesRepository;
+  readonly control: ControlRepository;
+  /** Throws DatabaseError DB_UNAVAILABLE when the database does not answer. */
+  ping(): Promise<void>;
+  /** Runs `work` on one connection held for its duration (session advisory locks need that). */
+  withReservedConnection<T>(work: (connection: ReservedConnection) => Promise<T>): Promise<T>;
+  /** Closes the pool or the embedded instance; safe to call more than once. */
+  close(): Promise<void>;
+}
+
+const connections = new WeakMap<Database, Connection>();
+
+export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
+  const connection = options.url
+    ? connectPostgres(options.url, options.maxConnections ?? 10)
+    : await connectPglite({ dataDir: options.dataDir, memory: options.memory });
+  return createDatabase(connection, options.clock ?? (() => new Date()));
+}
+
+export function createDatabase(connection: Connection, clock: () => Date): Database {
+  const db = connection.drizzle;
+  let closing: Promise<void> | undefined;
+  const database: Database = {
+    kind: connection.kind,
+    strategies: createStrategiesRepository(db, clock),
+    cycles: createCyclesRepository(db, clock),
+    quotes: createQuotesRepository(db),
+    orders: createOrdersRepository(db, clock),
+    webhookEvents: createWebhookEventsRepository(db, clock),
+    balances: createBalancesRepository(db),
+    control: createControlRepository(db, clock),
+    ping: () => connection.ping(),
+    withReservedConnection: (work) => connection.withReservedConnection(work),
+    close() {
+      closing ??= connection.end();
+      return closing;
+    },
+  };
+  connections.set(database, connection);
+  return database;
+}
+
+/** The driver behind a Database, for the migrator and other code inside src/db. */
+export function connectionOf(database: Database): Connection {
+  const connection = connections.get(database);
+  if (!connection) throw new TypeError('not a Database created by openDatabase()');
+  return connection;
+}

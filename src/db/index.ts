@@ -1,0 +1,24 @@
+/** The persistence layer's public surface: everything outside src/db imports from here. */
+export { type DatabaseKind, describeTarget, type ReservedConnection } from './connection.js';
+export { isConnectionLoss } from './connection-loss.js';
+export { isFinalState, isLegalTransition, MONEY_MAY_HAVE_LEFT } from './cycle-transitions.js';
+export { type Database, type OpenDatabaseOptions, openDatabase } from './database.js';
+export { DatabaseError, type DatabaseErrorCode, IllegalTransitionError } from './errors.js';
+export { findMigrationsFolder, type MigrationResult, migrate } from './migrate.js';
+export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
+export type { BalancesRepository } from './repositories/balances.js';
+export type { ControlRepository } from './repositories/control.js';
+export type { CyclesRepository, IntentPatch } from './repositories/cycles.js';
+export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order-tracking.js';
+export type { OrdersRepository } from './repositories/orders.js';
+export type { QuotesRepository } from './repositories/quotes.js';
+export type {
+  GuardedIntentResult,
+  IntentGuard,
+  IntentVerdict,
+  SpendFigures,
+} from './repositories/serialized-intent.js';
+export type { StrategiesRepository } from './repositories/strategies.js';
+export type { WebhookEventsRepository } from './repositories/webhook-events.js';
+export { retryWhileUnreachable, type StartupWait } from './retry-while-unreachable.js';
+export * from './types.js';

@@ -1,0 +1,137 @@
+/**
+ * Applies the SQL migrations drizzle-kit generated under drizzle/. drizzle-orm's own migrator reads the
+ * last applied migration outside its transaction and creates its bookkeeping schema unguarded, so two
+ * replicas starting together can both apply the same file. Here everything happens in one transaction that
+ * first takes a transaction-scoped advisory lock: the second replica waits, then sees the work of the first
+ * and applies nothing. The bookkeeping table is drizzle's (`drizzle.__drizzle_migrations`, same hash and
+ * `created_at`), so drizzle-kit's tools keep understanding the database.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import { bigint, pgSchema, serial, text } from 'drizzle-orm/pg-core';
+import { connectionOf, type Database } from './database.js';
+import { DatabaseError } from './errors.js';
+
+/** Arbitrary constant shared by every replica: "treasury-bot migrations". */
+const MIGRATION_LOCK_KEY = 7_304_116_215_388_001n;
+
+const appliedMigrations = pgSchema('drizzle').table('__drizzle_migrations', {
+  id: serial('id').primaryKey(),
+  hash: text('hash').notNull(),
+  createdAt: bigint('created_at', { mode: 'number' }),
+});
+
+interface JournalEntry {
+  tag: string;
+  when: number;
+}
+
+interface Migration extends JournalEntry {
+  statements: string[];
+  hash: string;
+}
+
+export interface MigrationResult {
+  /** Tags of the migrations this call applied, in order; empty when the database was already current. */
+  applied: string[];
+}
+
+export async function migrate(
+  database: Database,
+  options: { folder?: string } = {},
+): Promise<MigrationResult> {
+  const folder = options.folder ?? findMigrationsFolder();
+  const migrations = await readMigrations(folder);
+  const { drizzle } = connectionOf(database);
+  // An unreachable server is DB_UNAVAILABLE, not a failed migration.
+  await database.ping();
+  let current = '(bookkeeping)';
+  try {
+    return await drizzle.transaction(async (tx) => {
+      await tx.execute(sql.raw(`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`));
+      await tx.execute(sql`create schema if not exists drizzle`);
+      await tx.execute(
+        sql`create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)`,
+      );
+      const done = new Map(
+        (await tx.select().from(appliedMigrations)).map((row) => [Number(row.createdAt), row.hash]),
+      );
+      const applied: string[] = [];
+      for (const migration of migrations) {
+        current = migration.tag;
+        const doneHash = done.get(migration.when);
+        if (doneHash !== undefined) {
+          if (doneHash !== migration.hash) {
+            throw new DatabaseError(
+              'DB_MIGRATION_FAILED',
+              `migration ${migration.tag} was changed after it was applied; add a new migration instead`,
+            );
+          }
+          continue;
+        }
+        for (const statement of migration.statements) await tx.execute(sql.raw(statement));
+        await tx.insert(appliedMigrations).values({ hash: migration.hash, createdAt: migration.when });
+        applied.push(migration.tag);
+      }
+      return { applied };
+    });
+  } catch (error) {
+    if (error instanceof DatabaseError) throw error;
+    throw new DatabaseError('DB_MIGRATION_FAILED', `migration ${current} failed: ${messageOf(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+async function readMigrations(folder: string): Promise<Migration[]> {
+  const journalPath = join(folder, 'meta', '_journal.json');
+  let entries: JournalEntry[];
+  try {
+    entries = (JSON.parse(await readFile(journalPath, 'utf8')) as { entries: JournalEntry[] }).entries;
+  } catch (error) {
+    throw new DatabaseError('DB_MIGRATION_FAILED', `cannot read migration journal ${journalPath}`, {
+      cause: error,
+    });
+  }
+  return Promise.all(
+    entries.map(async (entry) => {
+      const file = join(folder, `${entry.tag}.sql`);
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (error) {
+        throw new DatabaseError('DB_MIGRATION_FAILED', `cannot read migration ${file}`, { cause: error });
+      }
+      return {
+        tag: entry.tag,
+        when: entry.when,
+        hash: createHash('sha256').update(text).digest('hex'),
+        statements: text.split('--> statement-breakpoint').filter((statement) => statement.trim() !== ''),
+      };
+    }),
+  );
+}
+
+/** drizzle/ sits at the package root, two levels above src/db and three above dist/src/db. */
+export function findMigrationsFolder(): string {
+  let directory = dirname(fileURLToPath(import.meta.url));
+  for (let level = 0; level < 6; level++) {
+    const candidate = join(directory, 'drizzle');
+    if (existsSync(join(candidate, 'meta', '_journal.json'))) return candidate;
+    directory = dirname(directory);
+  }
+  throw new DatabaseError(
+    'DB_MIGRATION_FAILED',
+    'no drizzle/meta/_journal.json found above the program files',
+  );
+}
+
+function messageOf(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  const inner = cause instanceof Error ? cause : error;
+  return inner instanceof Error ? inner.message : String(inner);
+}

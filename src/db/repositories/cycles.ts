@@ -1,0 +1,242 @@
+import { and, asc, desc, eq, gte, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
+import { Decimal } from '../../money.js';
+import type { DrizzleHandle } from '../connection.js';
+import { assertLegalTransition, isFinalState, MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
+import { cacheByShape, shapeOf } from '../prepared-shapes.js';
+import { cycles } from '../schema.js';
+import type { ClaimSlotInput, Cycle, CyclePatch, CycleState, JsonValue, QuoteInput } from '../types.js';
+import { patchColumns, toCycle } from './cycle-rows.js';
+import { buildCommitIntent } from './intent-statement.js';
+import { commitIntentSerialized, type GuardedIntentResult, type IntentGuard } from './serialized-intent.js';
+
+export interface CyclesRepository {
+  /** Claims a strategy slot for this replica; null when it was already claimed (by anyone, ever). */
+  claimSlot(input: ClaimSlotInput): Promise<Cycle | null>;
+  /**
+   * Compare-and-set move `from → to`. Throws IllegalTransitionError (ILLEGAL_TRANSITION) for a move the
+   * state machine forbids; returns null when the cycle is no longer in `from` (someone else moved it).
+   */
+  transition(id: number, from: CycleState, to: CycleState, patch?: CyclePatch): Promise<Cycle | null>;
+  /**
+   * Commits the intent to order on a quote in ONE statement (it sits between the quote's arrival and the
+   * order request): records the quote and moves the cycle from `claimed` (through `quoted`, atomically) or
+   * from `quoted` to `submitting`. Null when the cycle is no longer in `from`.
+   */
+  commitIntent(
+    id: number,
+    from: 'claimed' | 'quoted',
+    quote: QuoteInput,
+    patch: IntentPatch,
+  ): Promise<Cycle | null>;
+  /**
+   * The intent commit for a strategy with budgets or a cooldown: under the strategy's advisory lock, with
+   * figures read after it was granted, `guard.decide` chooses between committing the intent (as
+   * commitIntent) and finishing the cycle as skipped; one transaction.
+   */
+  commitIntentSerialized(
+    id: number,
+    from: 'claimed' | 'quoted',
+    quote: QuoteInput,
+    guard: IntentGuard,
+  ): Promise<GuardedIntentResult>;
+  get(id: number): Promise<Cycle | null>;
+  getBySlot(strategy: string, slot: Date): Promise<Cycle | null>;
+  listRecent(options?: { limit?: number; strategy?: string }): Promise<Cycle[]>;
+  listByState(state: CycleState, limit?: number): Promise<Cycle[]>;
+  /** Leases up to `limit` unsure cycles whose lease is free or expired; other owners skip them. */
+  claimUnsure(owner: string, leaseMs: number, limit: number, now?: Date): Promise<Cycle[]>;
+  /** The latest slot of the strategy that any replica claimed (handled or in progress), for the missed policy. */
+  latestSlot(strategy: string): Promise<Date | null>;
+  /** Latest moment an order request left for this strategy (placed, in flight or unsure), for cooldowns. */
+  lastPlacedAt(strategy: string): Promise<Date | null>;
+  /**
+   * Exact sum of totalCost over the strategy's cycles whose slot is in [from, to) and whose money may have
+   * left (submitting, placed, unsure). The caller computes the bounds in the strategy's time zone.
+   */
+  spentBetween(strategy: string, from: Date, to: Date): Promise<Decimal>;
+}
+
+const p = sql.placeholder;
+
+/** What the decision adds to the intent: every rule's result and the balance it saw. */
+export interface IntentPatch {
+  trace: JsonValue;
+  balanceSnapshotId: number | null;
+}
+
+export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): CyclesRepository {
+  const insertClaim = db
+    .insert(cycles)
+    .values({
+      strategy: p('strategy'),
+      slot: p('slot'),
+      trigger: p('trigger'),
+      owner: p('owner'),
+      state: 'claimed',
+      claimedAt: p('now'),
+      updatedAt: p('now'),
+    })
+    .onConflictDoNothing({ target: [cycles.strategy, cycles.slot] })
+    .returning()
+    .prepare('cycles_claim_slot');
+
+  const commitIntentStatement = buildCommitIntent(db).prepare('cycles_commit_intent');
+
+  const selectById = db
+    .select()
+    .from(cycles)
+    .where(eq(cycles.id, p('id')))
+    .prepare('cycles_get');
+  const selectBySlot = db
+    .select()
+    .from(cycles)
+    .where(and(eq(cycles.strategy, p('strategy')), eq(cycles.slot, p('slot'))))
+    .prepare('cycles_get_by_slot');
+
+  const transitionFor = cacheByShape(
+    (shape, name) =>
+      db
+        .update(cycles)
+        .set(shape.set as PgUpdateSetSource<typeof cycles>)
+        .where(and(eq(cycles.id, p('whereId')), eq(cycles.state, p('whereState'))))
+        .returning()
+        .prepare(name),
+    'cycles_transition',
+  );
+
+  const unsureDue = db
+    .select({ id: cycles.id })
+    .from(cycles)
+    .where(and(eq(cycles.state, 'unsure'), or(isNull(cycles.leaseUntil), lt(cycles.leaseUntil, p('now')))))
+    .orderBy(asc(cycles.updatedAt))
+    .limit(p('limit'))
+    .for('update', { skipLocked: true });
+  const leaseUnsure = db
+    .update(cycles)
+    .set({ leaseOwner: sql`${p('owner')}`, leaseUntil: sql`${p('leaseUntil')}` })
+    .where(inArray(cycles.id, unsureDue))
+    .returning()
+    .prepare('cycles_claim_unsure');
+
+  const selectLastPlaced = db
+    .select({ at: sql`max(${cycles.submittedAt})`.mapWith(cycles.submittedAt) })
+    .from(cycles)
+    .where(and(eq(cycles.strategy, p('strategy')), inArray(cycles.state, [...MONEY_MAY_HAVE_LEFT])))
+    .prepare('cycles_last_placed');
+
+  const selectLatestSlot = db
+    .select({ at: sql`max(${cycles.slot})`.mapWith(cycles.slot) })
+    .from(cycles)
+    .where(eq(cycles.strategy, p('strategy')))
+    .prepare('cycles_latest_slot');
+
+  const selectSpent = db
+    .select({ total: sql<string>`coalesce(sum(${cycles.totalCost}), 0)::text` })
+    .from(cycles)
+    .where(
+      and(
+        eq(cycles.strategy, p('strategy')),
+        inArray(cycles.state, [...MONEY_MAY_HAVE_LEFT]),
+        gte(cycles.slot, p('from')),
+        lt(cycles.slot, p('to')),
+      ),
+    )
+    .prepare('cycles_spent_between');
+
+  const first = (rows: (typeof cycles.$inferSelect)[]) => (rows[0] ? toCycle(rows[0]) : null);
+
+  return {
+    async claimSlot({ strategy, slot, trigger, owner }) {
+      const now = clock();
+      return first(await insertClaim.execute({ strategy, slot, trigger, owner, now }));
+    },
+
+    async transition(id, from, to, patch = {}) {
+      assertLegalTransition(from, to);
+      const now = clock();
+      const columns: Record<string, unknown> = { ...patchColumns(patch), state: to, updatedAt: now };
+      if (to === 'submitting') columns.submittedAt = now;
+      if (isFinalState(to)) columns.finishedAt = now;
+      if (from === 'unsure') Object.assign(columns, { leaseOwner: null, leaseUntil: null });
+      const shape = shapeOf(columns);
+      if (to === 'submitting') {
+        shape.set.attempts = sql`${cycles.attempts} + 1`;
+        shape.key = `attempts+1,${shape.key}`;
+      }
+      const rows = await transitionFor(shape).execute({ ...shape.values, whereId: id, whereState: from });
+      return first(rows);
+    },
+
+    async commitIntent(id, from, quote, patch) {
+      if (from !== 'claimed' && from !== 'quoted') assertLegalTransition(from, 'submitting');
+      const rows = await commitIntentStatement.execute({
+        ...quote,
+        id,
+        from,
+        trace: patch.trace,
+        balanceSnapshotId: patch.balanceSnapshotId,
+        now: clock(),
+      });
+      return first(rows);
+    },
+
+    commitIntentSerialized(id, from, quote, guard) {
+      if (from !== 'claimed' && from !== 'quoted') assertLegalTransition(from, 'submitting');
+      return commitIntentSerialized(db, clock(), { id, from, quote }, guard);
+    },
+
+    async get(id) {
+      return first(await selectById.execute({ id }));
+    },
+
+    async getBySlot(strategy, slot) {
+      return first(await selectBySlot.execute({ strategy, slot: slot.toISOString() }));
+    },
+
+    async listRecent({ limit = 50, strategy } = {}) {
+      const rows = await db
+        .select()
+        .from(cycles)
+        .where(strategy === undefined ? undefined : eq(cycles.strategy, strategy))
+        .orderBy(desc(cycles.claimedAt), desc(cycles.id))
+        .limit(limit);
+      return rows.map(toCycle);
+    },
+
+    async listByState(state, limit = 100) {
+      const rows = await db
+        .select()
+        .from(cycles)
+        .where(eq(cycles.state, state))
+        .orderBy(asc(cycles.updatedAt), asc(cycles.id))
+        .limit(limit);
+      return rows.map(toCycle);
+    },
+
+    async claimUnsure(owner, leaseMs, limit, now = clock()) {
+      const rows = await leaseUnsure.execute({
+        owner,
+        leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
+        now: now.toISOString(),
+        limit,
+      });
+      return rows.map(toCycle);
+    },
+
+    async latestSlot(strategy) {
+      const [row] = await selectLatestSlot.execute({ strategy });
+      return row?.at ?? null;
+    },
+
+    async lastPlacedAt(strategy) {
+      const [row] = await selectLastPlaced.execute({ strategy });
+      return row?.at ?? null;
+    },
+
+    async spentBetween(strategy, from, to) {
+      const [row] = await selectSpent.execute({ strategy, from: from.toISOString(), to: to.toISOString() });
+      return new Decimal(row?.total ?? '0');
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import type { orders, settlementEvents } from '../schema.js';
+import type {
+  JsonValue,
+  OrderOrigin,
+  OrderRecord,
+  SettlementEvent,
+  SettlementSource,
+  SettlementStatus,
+} from '../types.js';
+
+export type OrderRow = typeof orders.$inferSelect;
+export type SettlementEventRow = typeof settlementEvents.$inferSelect;
+
+// The CHECK constraints hold origin, status and source to their unions, hence the casts below.
+
+export function toOrder(row: OrderRow): OrderRecord {
+  return {
+    id: row.id,
+    serviceOrderId: row.serviceOrderId,
+    cycleId: row.cycleId,
+    origin: row.origin as OrderOrigin,
+    quoteId: row.quoteId,
+    symbol: row.symbol,
+    amount: row.amount,
+    price: row.price,
+    side: row.side,
+    serviceTimestamp: row.serviceTimestamp,
+    status: row.status as SettlementStatus,
+    expectedAmount: row.expectedAmount,
+    receivedAmount: row.receivedAmount,
+    withdrawnAmount: row.withdrawnAmount,
+    lastTracking: (row.lastTracking ?? null) as JsonValue | null,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    lastProgressAt: row.lastProgressAt,
+    nextCheckAt: row.nextCheckAt,
+    leaseOwner: row.leaseOwner,
+    leaseUntil: row.leaseUntil,
+    stuckFlaggedAt: row.stuckFlaggedAt,
+    settledAt: row.settledAt,
+  };
+}
+
+export function toSettlementEvent(row: SettlementEventRow): SettlementEvent {
+  return {
+    id: row.id,
+    orderId: row.orderId,
+    source: row.source as SettlementSource,
+    fromStatus: row.fromStatus as SettlementStatus | null,
+    toStatus: row.toStatus as SettlementStatus,
+    expectedAmount: row.expectedAmount,
+    receivedAmount: row.receivedAmount,
+    withdrawnAmount: row.withdrawnAmount,
+    withdrawal: (row.withdrawal ?? null) as JsonValue | null,
+    anomaly: row.anomaly,
+    recordedAt: row.recordedAt,
+  };
+}

@@ -1,0 +1,336 @@
+import { and, asc, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
+import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
+import { assertLegalTransition } from '../cycle-transitions.js';
+import { bindBuiltStatement } from '../raw-prepared.js';
+import { cycles, orders, settlementEvents } from '../schema.js';
+import type {
+  Cycle,
+  CycleState,
+  OrderOrigin,
+  OrderRecord,
+  ServiceOrder,
+  SettlementEvent,
+  SettlementSource,
+  TrackingSnapshot,
+} from '../types.js';
+import { toCycle } from './cycle-rows.js';
+import { type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
+import { type ApplyTrackingOptions, applyTracking, type TrackingApplied } from './order-tracking.js';
+
+export interface OrdersRepository {
+  /**
+   * Records an order the worker placed for a cycle, with its first history row ('create', or 'reconcile'
+   * when reconciliation found it). Idempotent on the service's order id: recording it again returns the
+   * existing record, and an external row (found by the order scan before its cycle) is adopted by the cycle.
+   */
+  recordPlaced(
+    cycleId: number,
+    order: ServiceOrder,
+    options?: { nextCheckAt?: Date; source?: SettlementSource },
+  ): Promise<OrderRecord>;
+  /**
+   * recordPlaced and the cycle's move from `from` to `placed`, in one transaction. The order row is kept
+   * even when the cycle was no longer in `from`; `cycle` is null then, and when the order belongs to
+   * another cycle (the caller decides).
+   */
+  recordPlacedWithCycle(
+    cycleId: number,
+    order: ServiceOrder,
+    move: { from: CycleState; reasonCode: string },
+    options?: { nextCheckAt?: Date; source?: SettlementSource },
+  ): Promise<{ order: OrderRecord; cycle: Cycle | null }>;
+  /** Records an order found at the service that no cycle of ours placed. Idempotent like recordPlaced. */
+  recordExternal(order: ServiceOrder, options?: { nextCheckAt?: Date }): Promise<OrderRecord>;
+  get(id: number): Promise<OrderRecord | null>;
+  getByServiceId(serviceOrderId: string): Promise<OrderRecord | null>;
+  forCycle(cycleId: number): Promise<OrderRecord | null>;
+  /** Leases up to `limit` unsettled orders due for a check; other owners skip them until the lease ends. */
+  claimDue(owner: string, now: Date, leaseMs: number, limit: number): Promise<OrderRecord[]>;
+  applyTracking(
+    order: OrderRecord | number,
+    tracking: TrackingSnapshot,
+    source: SettlementSource,
+    options?: ApplyTrackingOptions,
+  ): Promise<TrackingApplied>;
+  /** Sets the next check without a report (e.g. the tracking call failed) and releases the lease. */
+  reschedule(orderId: number, nextCheckAt: Date): Promise<void>;
+  /** Flags an order whose settlement stopped progressing; kept until progress is seen again. */
+  markStuck(orderId: number, at?: Date): Promise<OrderRecord | null>;
+  listOpen(limit?: number): Promise<OrderRecord[]>;
+  listRecent(limit?: number): Promise<OrderRecord[]>;
+  history(orderId: number): Promise<SettlementEvent[]>;
+}
+
+const p = sql.placeholder;
+
+type CycleRow = typeof cycles.$inferSelect;
+let markPlacedStatement: ReturnType<typeof bindBuiltStatement<CycleRow[]>> | undefined;
+let insertOrderStatement: ReturnType<typeof bindBuiltStatement<OrderRow[]>> | undefined;
+let firstEventStatement: ReturnType<typeof bindBuiltStatement<{ id: number }[]>> | undefined;
+
+// Placeholders go through the column encoders; cleared columns are literal NULLs (see prepared-shapes.ts).
+const placedColumns: Record<string, unknown> = {
+  state: 'placed',
+  serviceOrderId: p('serviceOrderId'),
+  reasonCode: p('reasonCode'),
+  errorCode: sql`null`,
+  errorMessage: sql`null`,
+  updatedAt: p('now'),
+  finishedAt: p('now'),
+  leaseOwner: sql`null`,
+  leaseUntil: sql`null`,
+};
+
+/** The cycle's move to `placed`; built once and bound to each placement's transaction. */
+function markPlaced(tx: DrizzleExecutor) {
+  markPlacedStatement ??= bindBuiltStatement<CycleRow[]>(
+    tx
+      .update(cycles)
+      .set(placedColumns as PgUpdateSetSource<typeof cycles>)
+      .where(and(eq(cycles.id, p('id')), eq(cycles.state, p('from'))))
+      .returning()
+      .prepare('cycles_mark_placed'),
+    'cycles_mark_placed',
+  );
+  return markPlacedStatement;
+}
+
+/** A new order row, nothing when the service's order id is known; built once like markPlaced. */
+function insertOrder(tx: DrizzleExecutor) {
+  insertOrderStatement ??= bindBuiltStatement<OrderRow[]>(
+    tx
+      .insert(orders)
+      .values({
+        serviceOrderId: p('serviceOrderId'),
+        cycleId: p('cycleId'),
+        origin: p('origin'),
+        quoteId: p('quoteId'),
+        symbol: p('symbol'),
+        amount: p('amount'),
+        price: p('price'),
+        side: p('side'),
+        serviceTimestamp: p('serviceTimestamp'),
+        status: p('status'),
+        createdAt: p('now'),
+        updatedAt: p('now'),
+        lastProgressAt: p('now'),
+        nextCheckAt: p('nextCheckAt'),
+        // Not through the column encoder, which cannot take a null: ISO text or null.
+        settledAt: sql`${p('settledAt')}::timestamptz`,
+      })
+      .onConflictDoNothing({ target: orders.serviceOrderId })
+      .returning()
+      .prepare('orders_insert'),
+    'orders_insert',
+  );
+  return insertOrderStatement;
+}
+
+/** An order's first history row (no previous status); built once like markPlaced. */
+function insertFirstEvent(tx: DrizzleExecutor) {
+  firstEventStatement ??= bindBuiltStatement<{ id: number }[]>(
+    tx
+      .insert(settlementEvents)
+      .values({
+        orderId: p('orderId'),
+        source: p('source'),
+        fromStatus: sql`null`,
+        toStatus: p('toStatus'),
+        recordedAt: p('recordedAt'),
+      })
+      .returning({ id: settlementEvents.id })
+      .prepare('settlement_events_insert_first'),
+    'settlement_events_insert_first',
+  );
+  return firstEventStatement;
+}
+
+export function createOrdersRepository(db: DrizzleHandle, clock: () => Date): OrdersRepository {
+  const due = db
+    .select({ id: orders.id })
+    .from(orders)
+    .where(
+      and(
+        isNull(orders.settledAt),
+        lte(orders.nextCheckAt, p('now')),
+        or(isNull(orders.leaseUntil), lt(orders.leaseUntil, p('now'))),
+      ),
+    )
+    .orderBy(asc(orders.nextCheckAt))
+    .limit(p('limit'))
+    .for('update', { skipLocked: true });
+  const leaseDue = db
+    .update(orders)
+    .set({ leaseOwner: sql`${p('owner')}`, leaseUntil: sql`${p('leaseUntil')}` })
+    .where(inArray(orders.id, due))
+    .returning()
+    .prepare('orders_claim_due');
+  const selectByServiceId = db
+    .select()
+    .from(orders)
+    .where(eq(orders.serviceOrderId, p('serviceOrderId')))
+    .prepare('orders_get_by_service_id');
+
+  const first = (rows: OrderRow[]) => (rows[0] ? toOrder(rows[0]) : null);
+
+  const insertOrAdopt = async (
+    tx: DrizzleExecutor,
+    now: Date,
+    cycleId: number | null,
+    origin: OrderOrigin,
+    order: ServiceOrder,
+    nextCheckAt?: Date,
+    source: SettlementSource = 'create',
+  ): Promise<OrderRecord> => {
+    const status = order.status ?? 'pending';
+    const [inserted] = await insertOrder(tx).execute(tx, {
+      serviceOrderId: order.id,
+      cycleId,
+      origin,
+      quoteId: order.quoteId ?? null,
+      symbol: order.symbol,
+      amount: order.amount,
+      price: order.price,
+      side: order.side,
+      serviceTimestamp: order.timestamp,
+      status,
+      now,
+      nextCheckAt: nextCheckAt ?? now,
+      settledAt: status === 'settled' ? now.toISOString() : null,
+    });
+    if (!inserted) {
+      if (cycleId !== null) {
+        const [adopted] = await tx
+          .update(orders)
+          .set({
+            cycleId,
+            origin: 'cycle',
+            quoteId: order.quoteId ?? sql`${orders.quoteId}`,
+            updatedAt: now,
+          })
+          .where(and(eq(orders.serviceOrderId, order.id), isNull(orders.cycleId)))
+          .returning();
+        if (adopted) return toOrder(adopted);
+      }
+      const [existing] = await tx.select().from(orders).where(eq(orders.serviceOrderId, order.id));
+      return toOrder(existing as OrderRow);
+    }
+    const [event] = await insertFirstEvent(tx).execute(tx, {
+      orderId: inserted.id,
+      source,
+      toStatus: status,
+      recordedAt: now,
+    });
+    if (!event) throw new Error('insert into settlement_events returned no row');
+    return toOrder(inserted);
+  };
+
+  const record = (
+    cycleId: number | null,
+    origin: OrderOrigin,
+    order: ServiceOrder,
+    nextCheckAt?: Date,
+    source: SettlementSource = 'create',
+  ) => db.transaction((tx) => insertOrAdopt(tx, clock(), cycleId, origin, order, nextCheckAt, source));
+
+  return {
+    recordPlaced: (cycleId, order, options = {}) =>
+      record(cycleId, 'cycle', order, options.nextCheckAt, options.source),
+    recordPlacedWithCycle(cycleId, order, move, options = {}) {
+      assertLegalTransition(move.from, 'placed');
+      return db.transaction(async (tx) => {
+        const now = clock();
+        const recorded = await insertOrAdopt(
+          tx,
+          now,
+          cycleId,
+          'cycle',
+          order,
+          options.nextCheckAt,
+          options.source,
+        );
+        // An order another cycle owns is not this cycle's to claim.
+        if (recorded.cycleId !== cycleId) return { order: recorded, cycle: null };
+        const [row] = await markPlaced(tx).execute(tx, {
+          serviceOrderId: order.id,
+          reasonCode: move.reasonCode,
+          now,
+          id: cycleId,
+          from: move.from,
+        });
+        return { order: recorded, cycle: row ? toCycle(row) : null };
+      });
+    },
+    recordExternal: (order, options = {}) => record(null, 'external', order, options.nextCheckAt),
+
+    async get(id) {
+      return first(await db.select().from(orders).where(eq(orders.id, id)));
+    },
+
+    async getByServiceId(serviceOrderId) {
+      return first(await selectByServiceId.execute({ serviceOrderId }));
+    },
+
+    async forCycle(cycleId) {
+      return first(await db.select().from(orders).where(eq(orders.cycleId, cycleId)).limit(1));
+    },
+
+    async claimDue(owner, now, leaseMs, limit) {
+      const rows = await leaseDue.execute({
+        owner,
+        now: now.toISOString(),
+        leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
+        limit,
+      });
+      return rows.map(toOrder).sort((a, b) => a.nextCheckAt.getTime() - b.nextCheckAt.getTime());
+    },
+
+    applyTracking: (order, tracking, source, options) =>
+      applyTracking(db, clock, typeof order === 'number' ? order : order.id, tracking, source, options),
+
+    async reschedule(orderId, nextCheckAt) {
+      await db
+        .update(orders)
+        .set({ nextCheckAt, leaseOwner: null, leaseUntil: null, updatedAt: clock() })
+        .where(eq(orders.id, orderId));
+    },
+
+    async markStuck(orderId, at = clock()) {
+      const rows = await db
+        .update(orders)
+        .set({ stuckFlaggedAt: sql`coalesce(${orders.stuckFlaggedAt}, ${at.toISOString()}::timestamptz)` })
+        .where(eq(orders.id, orderId))
+        .returning();
+      return first(rows);
+    },
+
+    async listOpen(limit = 500) {
+      const rows = await db
+        .select()
+        .from(orders)
+        .where(isNull(orders.settledAt))
+        .orderBy(asc(orders.createdAt), asc(orders.id))
+        .limit(limit);
+      return rows.map(toOrder);
+    },
+
+    async listRecent(limit = 50) {
+      const rows = await db
+        .select()
+        .from(orders)
+        .orderBy(desc(orders.createdAt), desc(orders.id))
+        .limit(limit);
+      return rows.map(toOrder);
+    },
+
+    async history(orderId) {
+      const rows = await db
+        .select()
+        .from(settlementEvents)
+        .where(eq(settlementEvents.orderId, orderId))
+        .orderBy(asc(settlementEvents.id));
+      return rows.map(toSettlementEvent);
+    },
+  };
+}

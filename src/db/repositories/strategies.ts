@@ -1,0 +1,96 @@
+import { asc, eq, sql } from 'drizzle-orm';
+import type { DrizzleHandle } from '../connection.js';
+import { strategies } from '../schema.js';
+import type { JsonValue, StrategyRecord, StrategySeen } from '../types.js';
+
+export interface StrategiesRepository {
+  /** Records the strategies as just loaded: new ones are inserted, known ones get their config refreshed. */
+  upsertSeen(list: readonly StrategySeen[]): Promise<void>;
+  /** Stops automation for a strategy until an operator clears it; the first reason is kept. */
+  halt(name: string, reason: string): Promise<StrategyRecord | null>;
+  clearHalt(name: string): Promise<StrategyRecord | null>;
+  get(name: string): Promise<StrategyRecord | null>;
+  list(): Promise<StrategyRecord[]>;
+}
+
+type StrategyRow = typeof strategies.$inferSelect;
+
+function toStrategy(row: StrategyRow): StrategyRecord {
+  return {
+    name: row.name,
+    kind: row.kind,
+    config: row.config as JsonValue,
+    hash: row.configHash,
+    firstSeenAt: row.firstSeenAt,
+    lastSeenAt: row.lastSeenAt,
+    haltedAt: row.haltedAt,
+    haltReason: row.haltReason,
+  };
+}
+
+export function createStrategiesRepository(db: DrizzleHandle, clock: () => Date): StrategiesRepository {
+  const first = (rows: StrategyRow[]) => (rows[0] ? toStrategy(rows[0]) : null);
+  // Read once per cycle.
+  const selectByName = db
+    .select()
+    .from(strategies)
+    .where(eq(strategies.name, sql.placeholder('name')))
+    .prepare('strategies_get');
+  return {
+    async upsertSeen(list) {
+      if (list.length === 0) return;
+      const now = clock();
+      await db
+        .insert(strategies)
+        .values(
+          list.map((strategy) => ({
+            name: strategy.name,
+            kind: strategy.kind,
+            config: strategy.config,
+            configHash: strategy.hash,
+            firstSeenAt: now,
+            lastSeenAt: now,
+          })),
+        )
+        .onConflictDoUpdate({
+          target: strategies.name,
+          set: {
+            kind: sql`excluded.kind`,
+            config: sql`excluded.config`,
+            configHash: sql`excluded.config_hash`,
+            lastSeenAt: sql`excluded.last_seen_at`,
+          },
+        });
+    },
+
+    async halt(name, reason) {
+      const now = clock();
+      const rows = await db
+        .update(strategies)
+        .set({
+          haltedAt: sql`coalesce(${strategies.haltedAt}, ${now.toISOString()}::timestamptz)`,
+          haltReason: sql`coalesce(${strategies.haltReason}, ${reason})`,
+        })
+        .where(eq(strategies.name, name))
+        .returning();
+      return first(rows);
+    },
+
+    async clearHalt(name) {
+      const rows = await db
+        .update(strategies)
+        .set({ haltedAt: null, haltReason: null })
+        .where(eq(strategies.name, name))
+        .returning();
+      return first(rows);
+    },
+
+    async get(name) {
+      return first(await selectByName.execute({ name }));
+    },
+
+    async list() {
+      return (await db.select().from(strategies).orderBy(asc(strategies.name))).map(toStrategy);
+    },
+  };
+}

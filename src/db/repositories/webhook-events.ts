@@ -1,0 +1,89 @@
+import { and, asc, eq, gte, or, sql } from 'drizzle-orm';
+import type { DrizzleHandle } from '../connection.js';
+import { toJson } from '../json.js';
+import { webhookEvents } from '../schema.js';
+import type { WebhookEventInput, WebhookEventRecord, WebhookEventStatus } from '../types.js';
+
+export interface WebhookEventsRepository {
+  /** Stores an incoming event once; a redelivery with the same dedupe key is reported as 'duplicate'. */
+  store(event: WebhookEventInput): Promise<'stored' | 'duplicate'>;
+  markProcessed(dedupeKey: string, status?: Exclude<WebhookEventStatus, 'pending'>): Promise<void>;
+  /** Events stored but not processed yet (e.g. the process stopped in between), oldest first. */
+  listUnprocessed(limit?: number): Promise<WebhookEventRecord[]>;
+  /**
+   * Events still worth another look, oldest first: every pending one, and those left as unknown_order
+   * that arrived at or after `unknownSince` (their order may have been recorded since).
+   */
+  listToRetry(unknownSince: Date, limit?: number): Promise<WebhookEventRecord[]>;
+}
+
+function toEvent(row: typeof webhookEvents.$inferSelect): WebhookEventRecord {
+  return {
+    id: row.id,
+    dedupeKey: row.dedupeKey,
+    kind: row.kind,
+    serviceOrderId: row.serviceOrderId,
+    payload: toJson(row.payload),
+    receivedAt: row.receivedAt,
+    processedAt: row.processedAt,
+    // The CHECK constraint holds status to the union.
+    status: row.status as WebhookEventStatus,
+  };
+}
+
+const p = sql.placeholder;
+
+export function createWebhookEventsRepository(db: DrizzleHandle, clock: () => Date): WebhookEventsRepository {
+  // The receiver answers 2xx only after this insert: prepared, as it sits on the delivery path.
+  const insertEvent = db
+    .insert(webhookEvents)
+    .values({
+      dedupeKey: p('dedupeKey'),
+      kind: p('kind'),
+      serviceOrderId: p('serviceOrderId'),
+      payload: p('payload'),
+      receivedAt: p('receivedAt'),
+    })
+    .onConflictDoNothing({ target: webhookEvents.dedupeKey })
+    .returning({ id: webhookEvents.id })
+    .prepare('webhook_events_store');
+
+  return {
+    async store(event) {
+      const rows = await insertEvent.execute({ ...event, payload: toJson(event.payload) });
+      return rows.length > 0 ? 'stored' : 'duplicate';
+    },
+
+    async markProcessed(dedupeKey, status = 'processed') {
+      await db
+        .update(webhookEvents)
+        .set({ status, processedAt: clock() })
+        .where(eq(webhookEvents.dedupeKey, dedupeKey));
+    },
+
+    async listUnprocessed(limit = 100) {
+      const rows = await db
+        .select()
+        .from(webhookEvents)
+        .where(eq(webhookEvents.status, 'pending'))
+        .orderBy(asc(webhookEvents.receivedAt), asc(webhookEvents.id))
+        .limit(limit);
+      return rows.map(toEvent);
+    },
+
+    async listToRetry(unknownSince, limit = 100) {
+      const rows = await db
+        .select()
+        .from(webhookEvents)
+        .where(
+          or(
+            eq(webhookEvents.status, 'pending'),
+            and(eq(webhookEvents.status, 'unknown_order'), gte(webhookEvents.receivedAt, unknownSince)),
+          ),
+        )
+        .orderBy(asc(webhookEvents.receivedAt), asc(webhookEvents.id))
+        .limit(limit);
+      return rows.map(toEvent);
+    },
+  };
+}

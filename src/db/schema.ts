@@ -1,0 +1,215 @@
+/**
+ * The tables of the decision and settlement record. Everything lives in the `public` schema because the
+ * foreign keys drizzle-kit generates name `"public"."table"`. States and kinds are `text` with CHECK
+ * constraints rather than enum types: adding a value later is then a one-line migration that needs no
+ * `ALTER TYPE` outside a transaction.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  type AnyPgColumn,
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { moneyColumn } from './money-column.js';
+
+const instant = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+const id = () => bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity();
+
+export const strategies = pgTable('strategies', {
+  name: text('name').primaryKey(),
+  kind: text('kind').notNull(),
+  config: jsonb('config').notNull(),
+  configHash: text('config_hash').notNull(),
+  firstSeenAt: instant('first_seen_at').notNull(),
+  lastSeenAt: instant('last_seen_at').notNull(),
+  haltedAt: instant('halted_at'),
+  haltReason: text('halt_reason'),
+});
+
+export const cycles = pgTable(
+  'cycles',
+  {
+    id: id(),
+    strategy: text('strategy')
+      .notNull()
+      .references(() => strategies.name),
+    slot: instant('slot').notNull(),
+    trigger: text('trigger').notNull(),
+    state: text('state').notNull(),
+    owner: text('owner').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    reasonCode: text('reason_code'),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    quoteRecordId: bigint('quote_record_id', { mode: 'number' }).references((): AnyPgColumn => quotes.id),
+    quoteId: text('quote_id'),
+    amount: moneyColumn('amount'),
+    price: moneyColumn('price'),
+    totalCost: moneyColumn('total_cost'),
+    balanceSnapshotId: bigint('balance_snapshot_id', { mode: 'number' }).references(
+      (): AnyPgColumn => balanceSnapshots.id,
+    ),
+    trace: jsonb('trace'),
+    serviceOrderId: text('service_order_id'),
+    claimedAt: instant('claimed_at').notNull(),
+    updatedAt: instant('updated_at').notNull(),
+    submittedAt: instant('submitted_at'),
+    finishedAt: instant('finished_at'),
+    leaseOwner: text('lease_owner'),
+    leaseUntil: instant('lease_until'),
+  },
+  (table) => [
+    uniqueIndex('cycles_strategy_slot_key').on(table.strategy, table.slot),
+    index('cycles_state_idx').on(table.state, table.updatedAt),
+    index('cycles_claimed_at_idx').on(table.claimedAt),
+    check('cycles_trigger_check', sql`${table.trigger} in ('schedule', 'once', 'missed')`),
+    check(
+      'cycles_state_check',
+      sql`${table.state} in ('claimed', 'quoted', 'submitting', 'placed', 'skipped', 'failed', 'unsure', 'dry_run', 'not_placed')`,
+    ),
+  ],
+);
+
+export const quotes = pgTable(
+  'quotes',
+  {
+    id: id(),
+    cycleId: bigint('cycle_id', { mode: 'number' }).references(() => cycles.id),
+    quoteId: text('quote_id').notNull(),
+    symbol: text('symbol').notNull(),
+    amount: moneyColumn('amount').notNull(),
+    price: moneyColumn('price').notNull(),
+    totalCost: moneyColumn('total_cost').notNull(),
+    totalFilled: moneyColumn('total_filled').notNull(),
+    expiresIn: integer('expires_in').notNull(),
+    requestedAt: instant('requested_at').notNull(),
+    receivedAt: instant('received_at').notNull(),
+    deadlineAt: instant('deadline_at').notNull(),
+  },
+  (table) => [index('quotes_cycle_idx').on(table.cycleId)],
+);
+
+export const balanceSnapshots = pgTable(
+  'balance_snapshots',
+  {
+    id: id(),
+    fiatCurrency: text('fiat_currency').notNull(),
+    fiatBalance: moneyColumn('fiat_balance').notNull(),
+    cryptoCurrency: text('crypto_currency').notNull(),
+    cryptoBalance: moneyColumn('crypto_balance').notNull(),
+    creditTotal: moneyColumn('credit_total').notNull(),
+    creditUsed: moneyColumn('credit_used').notNull(),
+    creditAvailable: moneyColumn('credit_available').notNull(),
+    canWithdraw: boolean('can_withdraw').notNull(),
+    takenAt: instant('taken_at').notNull(),
+    cycleId: bigint('cycle_id', { mode: 'number' }).references(() => cycles.id),
+  },
+  (table) => [index('balance_snapshots_taken_at_idx').on(table.takenAt)],
+);
+
+const settlementStatusCheck = (column: unknown) =>
+  sql`${column} in ('pending', 'partial', 'paid', 'withdrawn', 'settled')`;
+
+export const orders = pgTable(
+  'orders',
+  {
+    id: id(),
+    serviceOrderId: text('service_order_id').notNull(),
+    cycleId: bigint('cycle_id', { mode: 'number' }).references(() => cycles.id),
+    origin: text('origin').notNull(),
+    quoteId: text('quote_id'),
+    symbol: text('symbol').notNull(),
+    amount: moneyColumn('amount').notNull(),
+    price: moneyColumn('price').notNull(),
+    side: text('side').notNull(),
+    serviceTimestamp: instant('service_timestamp').notNull(),
+    status: text('status').notNull(),
+    expectedAmount: moneyColumn('expected_amount'),
+    receivedAmount: moneyColumn('received_amount'),
+    withdrawnAmount: moneyColumn('withdrawn_amount'),
+    lastTracking: jsonb('last_tracking'),
+    createdAt: instant('created_at').notNull(),
+    updatedAt: instant('updated_at').notNull(),
+    lastProgressAt: instant('last_progress_at').notNull(),
+    nextCheckAt: instant('next_check_at').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseUntil: instant('lease_until'),
+    stuckFlaggedAt: instant('stuck_flagged_at'),
+    settledAt: instant('settled_at'),
+  },
+  (table) => [
+    uniqueIndex('orders_service_order_id_key').on(table.serviceOrderId),
+    index('orders_cycle_idx').on(table.cycleId),
+    index('orders_due_idx').on(table.nextCheckAt).where(sql`${table.settledAt} is null`),
+    check('orders_origin_check', sql`${table.origin} in ('cycle', 'external')`),
+    check('orders_status_check', settlementStatusCheck(table.status)),
+  ],
+);
+
+export const settlementEvents = pgTable(
+  'settlement_events',
+  {
+    id: id(),
+    orderId: bigint('order_id', { mode: 'number' })
+      .notNull()
+      .references(() => orders.id),
+    source: text('source').notNull(),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    expectedAmount: moneyColumn('expected_amount'),
+    receivedAmount: moneyColumn('received_amount'),
+    withdrawnAmount: moneyColumn('withdrawn_amount'),
+    withdrawal: jsonb('withdrawal'),
+    anomaly: text('anomaly'),
+    recordedAt: instant('recorded_at').notNull(),
+  },
+  (table) => [
+    index('settlement_events_order_idx').on(table.orderId, table.id),
+    check(
+      'settlement_events_source_check',
+      sql`${table.source} in ('poll', 'webhook', 'reconcile', 'create')`,
+    ),
+    check('settlement_events_to_status_check', settlementStatusCheck(table.toStatus)),
+  ],
+);
+
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    id: id(),
+    dedupeKey: text('dedupe_key').notNull(),
+    kind: text('kind').notNull(),
+    serviceOrderId: text('service_order_id'),
+    payload: jsonb('payload').notNull(),
+    receivedAt: instant('received_at').notNull(),
+    processedAt: instant('processed_at'),
+    status: text('status').notNull().default('pending'),
+  },
+  (table) => [
+    uniqueIndex('webhook_events_dedupe_key_key').on(table.dedupeKey),
+    index('webhook_events_pending_idx').on(table.receivedAt).where(sql`${table.status} = 'pending'`),
+    check('webhook_events_status_check', sql`${table.status} in ('pending', 'processed', 'unknown_order')`),
+  ],
+);
+
+/** The kill switch: exactly one row (id = 1), shared by every replica. */
+export const control = pgTable(
+  'control',
+  {
+    id: smallint('id').primaryKey().default(1),
+    paused: boolean('paused').notNull(),
+    reason: text('reason'),
+    changedAt: instant('changed_at').notNull(),
+    changedBy: text('changed_by').notNull(),
+  },
+  (table) => [check('control_single_row_check', sql`${table.id} = 1`)],
+);

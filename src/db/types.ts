@@ -1,0 +1,218 @@
+/**
+ * Domain records of the persistence layer: what the rest of the worker sees. Money is `Decimal`, time is
+ * `Date`, absent values are `null`. Drizzle row types never leave src/db/.
+ */
+import type { Decimal } from '../money.js';
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export interface StrategySeen {
+  name: string;
+  kind: string;
+  /** The validated configuration, money as decimal text, as it will be stored (jsonb). */
+  config: JsonValue;
+  hash: string;
+}
+
+export interface StrategyRecord extends StrategySeen {
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+  /** Set when reconciliation could not tell what happened: automation stays off until an operator clears it. */
+  haltedAt: Date | null;
+  haltReason: string | null;
+}
+
+export const CYCLE_STATES = [
+  'claimed',
+  'quoted',
+  'submitting',
+  'placed',
+  'skipped',
+  'failed',
+  'unsure',
+  'dry_run',
+  'not_placed',
+] as const;
+export type CycleState = (typeof CYCLE_STATES)[number];
+
+export const CYCLE_TRIGGERS = ['schedule', 'once', 'missed'] as const;
+export type CycleTrigger = (typeof CYCLE_TRIGGERS)[number];
+
+export interface Cycle {
+  id: number;
+  strategy: string;
+  slot: Date;
+  trigger: CycleTrigger;
+  state: CycleState;
+  /** Replica id that claimed the slot. */
+  owner: string;
+  /** Order requests sent for this slot (incremented on every move into `submitting`). */
+  attempts: number;
+  reasonCode: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** The quote the cycle currently acts on: its record, the service's quoteId and its figures. */
+  quoteRecordId: number | null;
+  quoteId: string | null;
+  amount: Decimal | null;
+  price: Decimal | null;
+  totalCost: Decimal | null;
+  balanceSnapshotId: number | null;
+  /** Every rule's result, as the decision saw it. */
+  trace: JsonValue | null;
+  serviceOrderId: string | null;
+  claimedAt: Date;
+  updatedAt: Date;
+  /** When the (last) order request was about to leave: the moment money may have started to move. */
+  submittedAt: Date | null;
+  finishedAt: Date | null;
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+}
+
+export interface ClaimSlotInput {
+  strategy: string;
+  slot: Date;
+  trigger: CycleTrigger;
+  owner: string;
+}
+
+/** Columns a transition may set; `undefined` leaves a column as it is, `null` clears it. */
+export interface CyclePatch {
+  reasonCode?: string | null;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+  /** Sets quoteRecordId, quoteId, amount, price and totalCost from the recorded quote. */
+  quote?: QuoteRecord;
+  balanceSnapshotId?: number | null;
+  trace?: JsonValue | null;
+  serviceOrderId?: string | null;
+}
+
+export interface QuoteInput {
+  quoteId: string;
+  symbol: string;
+  amount: Decimal;
+  price: Decimal;
+  totalCost: Decimal;
+  totalFilled: Decimal;
+  expiresIn: number;
+  requestedAt: Date;
+  receivedAt: Date;
+  /** The worker's own deadline for using the quote (send time + window − margin). */
+  deadlineAt: Date;
+}
+
+export interface QuoteRecord extends QuoteInput {
+  id: number;
+  cycleId: number | null;
+}
+
+export const SETTLEMENT_STATUSES = ['pending', 'partial', 'paid', 'withdrawn', 'settled'] as const;
+export type SettlementStatus = (typeof SETTLEMENT_STATUSES)[number];
+
+export const SETTLEMENT_SOURCES = ['poll', 'webhook', 'reconcile', 'create'] as const;
+export type SettlementSource = (typeof SETTLEMENT_SOURCES)[number];
+
+export type OrderOrigin = 'cycle' | 'external';
+
+/** The order as the service returned it on creation or in its order list. */
+export interface ServiceOrder {
+  id: string;
+  symbol: string;
+  amount: Decimal;
+  price: Decimal;
+  side: string;
+  timestamp: Date;
+  quoteId?: string | null;
+  /** Present when the order was read back (get/list); creation implies `pending`. */
+  status?: SettlementStatus;
+}
+
+/** One answer of the tracking endpoint, already validated. */
+export interface TrackingSnapshot {
+  status: SettlementStatus;
+  expectedAmount: Decimal | null;
+  receivedAmount: Decimal | null;
+  withdrawnAmount: Decimal | null;
+  /** Withdrawal details as received (Decimals and Dates are stored as text). */
+  withdrawal: unknown;
+}
+
+export interface OrderRecord {
+  id: number;
+  serviceOrderId: string;
+  cycleId: number | null;
+  origin: OrderOrigin;
+  quoteId: string | null;
+  symbol: string;
+  amount: Decimal;
+  price: Decimal;
+  side: string;
+  serviceTimestamp: Date;
+  status: SettlementStatus;
+  expectedAmount: Decimal | null;
+  receivedAmount: Decimal | null;
+  withdrawnAmount: Decimal | null;
+  lastTracking: JsonValue | null;
+  createdAt: Date;
+  updatedAt: Date;
+  lastProgressAt: Date;
+  nextCheckAt: Date;
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+  stuckFlaggedAt: Date | null;
+  settledAt: Date | null;
+}
+
+export interface SettlementEvent {
+  id: number;
+  orderId: number;
+  source: SettlementSource;
+  fromStatus: SettlementStatus | null;
+  toStatus: SettlementStatus;
+  expectedAmount: Decimal | null;
+  receivedAmount: Decimal | null;
+  withdrawnAmount: Decimal | null;
+  withdrawal: JsonValue | null;
+  anomaly: string | null;
+  recordedAt: Date;
+}
+
+export type WebhookEventStatus = 'pending' | 'processed' | 'unknown_order';
+
+export interface WebhookEventInput {
+  dedupeKey: string;
+  kind: string;
+  serviceOrderId: string | null;
+  payload: unknown;
+  receivedAt: Date;
+}
+
+export interface WebhookEventRecord extends Omit<WebhookEventInput, 'payload'> {
+  id: number;
+  payload: JsonValue;
+  processedAt: Date | null;
+  status: WebhookEventStatus;
+}
+
+export interface BalanceInput {
+  fiat: { currency: string; balance: Decimal };
+  crypto: { currency: string; balance: Decimal };
+  credit: { total: Decimal; used: Decimal; available: Decimal };
+  canWithdraw: boolean;
+  takenAt: Date;
+  cycleId?: number | null;
+}
+
+export interface BalanceSnapshot extends BalanceInput {
+  id: number;
+  cycleId: number | null;
+}
+
+export interface ControlState {
+  paused: boolean;
+  reason: string | null;
+  changedAt: Date | null;
+  changedBy: string | null;
+}

@@ -1,0 +1,23 @@
+import type { PurchaseClient } from '../api/index.js';
+import type { EngineSettings } from '../config/index.js';
+import type { Database } from '../db/index.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { QuoteTolerances } from '../strategy/index.js';
+import type { KillSwitch } from './kill-switch.js';
+
+/** Everything the engine's parts need, built once by the composition root (src/app.ts) or by a test. */
+export interface EngineContext {
+  database: Database;
+  client: PurchaseClient;
+  metrics: Metrics;
+  logger: Logger;
+  settings: EngineSettings;
+  /** TREASURY_DRY_RUN: decide and record, never place an order. */
+  dryRun: boolean;
+  /** Owner of the slots and leases this process takes. */
+  replicaId: string;
+  clock: () => Date;
+  killSwitch: KillSwitch;
+  tolerances: QuoteTolerances;
+}

@@ -1,0 +1,68 @@
+import { type Balance, isPurchaseApiError } from '../api/index.js';
+import type { Cycle } from '../db/index.js';
+import {
+  type BudgetPeriods,
+  budgetPeriods,
+  needsBalance,
+  type SpentSoFar,
+  type Strategy,
+} from '../strategy/index.js';
+import type { EngineContext } from './context.js';
+import { errorCodeOf, withDatabase } from './engine-errors.js';
+
+/** What the decision rules need besides the quote, read before quoting. */
+export interface CycleInputs {
+  halted: boolean;
+  /** Absent when the strategy has no guards, or when the balance could not be read (the guards then fail closed). */
+  balance?: Balance;
+  balanceSnapshotId?: number;
+  balanceErrorCode?: string;
+  /** The budget periods of the cycle's slot, in which `spent` was summed. */
+  periods: BudgetPeriods;
+  spent: SpentSoFar;
+  lastPlacedAt?: Date;
+}
+
+export async function readCycleInputs(
+  context: EngineContext,
+  strategy: Strategy,
+  cycle: Cycle,
+): Promise<CycleInputs> {
+  const { database } = context;
+  // Budgets count by slot: the periods are those of the slot in the strategy's zone.
+  const periods = budgetPeriods(strategy.timezone, cycle.slot);
+  const [record, day, month, lastPlacedAt] = await withDatabase(context, 'cycle_inputs', () =>
+    Promise.all([
+      database.strategies.get(strategy.name),
+      database.cycles.spentBetween(strategy.name, periods.day.start, periods.day.end),
+      database.cycles.spentBetween(strategy.name, periods.month.start, periods.month.end),
+      database.cycles.lastPlacedAt(strategy.name),
+    ]),
+  );
+  const inputs: CycleInputs = { halted: record?.haltedAt != null, periods, spent: { day, month } };
+  if (lastPlacedAt !== null) inputs.lastPlacedAt = lastPlacedAt;
+  if (inputs.halted || !needsBalance(strategy)) return inputs;
+
+  try {
+    inputs.balance = await context.client.getBalance({
+      signal: AbortSignal.timeout(context.settings.balanceTimeoutMs),
+    });
+  } catch (error) {
+    // Refused credentials are a configuration fault for an operator, not a passing outage: the cycle fails
+    // (and `once` exits 1) instead of looking like a routine skip.
+    if (!isPurchaseApiError(error) || error.code === 'API_UNAUTHORIZED' || error.code === 'API_FORBIDDEN') {
+      throw error;
+    }
+    inputs.balanceErrorCode = errorCodeOf(error);
+    context.logger.warn(
+      { strategy: strategy.name, slot: cycle.slot, errorCode: inputs.balanceErrorCode, err: error },
+      'balance unavailable: the strategy guards will skip this slot',
+    );
+    return inputs;
+  }
+  const snapshot = await withDatabase(context, 'balance_record', () =>
+    database.balances.record({ ...inputs.balance!, takenAt: context.clock(), cycleId: cycle.id }),
+  );
+  inputs.balanceSnapshotId = snapshot.id;
+  return inputs;
+}

@@ -1,0 +1,128 @@
+import type {
+  Cycle,
+  CyclePatch,
+  CycleState,
+  GuardedIntentResult,
+  IntentGuard,
+  IntentPatch,
+  QuoteInput,
+  QuoteRecord,
+} from '../db/index.js';
+import type { EngineContext } from './context.js';
+import { EngineError, withDatabase } from './engine-errors.js';
+
+/**
+ * One cycle's row as this process last saw it, moved only by compare-and-set. A miss means another
+ * process moved it (recovery declared us dead, or a reconciliation adopted it): the cycle must stop
+ * acting, in particular it must not send an order.
+ */
+export class CycleRecord {
+  constructor(
+    private readonly context: EngineContext,
+    private current: Cycle,
+  ) {}
+
+  get cycle(): Cycle {
+    return this.current;
+  }
+
+  get state(): CycleState {
+    return this.current.state;
+  }
+
+  async move(to: CycleState, patch: CyclePatch = {}): Promise<Cycle> {
+    const { id, state: from } = this.current;
+    const next = await withDatabase(this.context, 'cycle_transition', () =>
+      this.context.database.cycles.transition(id, from, to, patch),
+    );
+    if (next === null) {
+      throw new EngineError(
+        'STATE_CONFLICT',
+        `cycle ${id} is no longer '${from}' (another process moved it), so it cannot move to '${to}'`,
+      );
+    }
+    this.current = next;
+    return next;
+  }
+
+  /** Takes a row another repository call returned (e.g. the order and placed move in one transaction). */
+  replace(cycle: Cycle): void {
+    this.current = cycle;
+  }
+
+  /** Reads the row again, after a compare-and-set miss showed that someone else moved it. */
+  async reload(): Promise<Cycle> {
+    const fresh = await withDatabase(this.context, 'cycle_get', () =>
+      this.context.database.cycles.get(this.current.id),
+    );
+    if (fresh) this.current = fresh;
+    return this.current;
+  }
+
+  async recordQuote(quote: QuoteInput): Promise<QuoteRecord> {
+    return withDatabase(this.context, 'quote_record', () =>
+      this.context.database.quotes.record(this.current.id, quote),
+    );
+  }
+
+  /**
+   * Commits the intent to place an order on this quote: after this the cycle is `submitting` and counts as
+   * money that may have left. One statement (quote row + state move), because it sits inside the quote's
+   * window. Throws when it could not be committed, and then no order may be sent.
+   */
+  async commitIntent(quote: QuoteInput, patch: IntentPatch, timeoutMs?: number): Promise<Cycle> {
+    const { id, state: from } = this.current;
+    if (from !== 'claimed' && from !== 'quoted') {
+      throw new EngineError('STATE_CONFLICT', `cycle ${id} is '${from}', an intent needs claimed or quoted`);
+    }
+    const next = await withDatabase(
+      this.context,
+      'cycle_commit_intent',
+      () => this.context.database.cycles.commitIntent(id, from, quote, patch),
+      timeoutMs,
+    );
+    if (next === null) {
+      throw new EngineError(
+        'STATE_CONFLICT',
+        `cycle ${id} is no longer '${from}' (another process moved it)`,
+      );
+    }
+    this.current = next;
+    return next;
+  }
+
+  /**
+   * commitIntent for a strategy with budgets or a cooldown: serialized with the strategy's other intents
+   * across replicas, decided again on fresh figures; the cycle ends `submitting` or `skipped`.
+   */
+  async commitIntentSerialized(
+    quote: QuoteInput,
+    guard: IntentGuard,
+    timeoutMs: number,
+  ): Promise<GuardedIntentResult['action']> {
+    const { id, state: from } = this.current;
+    if (from !== 'claimed' && from !== 'quoted') {
+      throw new EngineError('STATE_CONFLICT', `cycle ${id} is '${from}', an intent needs claimed or quoted`);
+    }
+    const result = await withDatabase(
+      this.context,
+      'cycle_commit_intent',
+      () => this.context.database.cycles.commitIntentSerialized(id, from, quote, guard),
+      timeoutMs,
+    );
+    if (result.cycle === null) {
+      throw new EngineError(
+        'STATE_CONFLICT',
+        `cycle ${id} is no longer '${from}' (another process moved it)`,
+      );
+    }
+    this.current = result.cycle;
+    return result.action;
+  }
+
+  /** Moves from claimed to a final state through `quoted` when the final state needs it (dry_run). */
+  async finishWithQuote(to: 'skipped' | 'dry_run' | 'failed', quote: QuoteRecord, patch: CyclePatch) {
+    if (to === 'dry_run' && this.state === 'claimed') await this.move('quoted', { quote });
+    return this.move(to, { ...patch, quote });
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * One cycle: claim the slot, read what the rules need, decide before quoting, then quote → decide → commit
+ * the intent → order (placement.ts). Whatever happens, the cycle ends recorded with a reason code, and the
+ * worker goes on with its other strategies.
+ */
+import type { CycleTrigger, JsonValue } from '../db/index.js';
+import { evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
+import { announceCycle } from './announce.js';
+import type { EngineContext } from './context.js';
+import { readCycleInputs } from './cycle-inputs.js';
+import { CycleRecord } from './cycle-record.js';
+import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import { type CycleReport, type EngineReason, reportOfCycle, unrecordedReport } from './outcomes.js';
+import { type CycleTiming, placeWithFreshQuotes } from './placement.js';
+
+export interface CycleRequest {
+  strategy: Strategy;
+  slot: Date;
+  trigger: CycleTrigger;
+}
+
+/** Runs one cycle of a strategy that was recorded (recordStrategiesSeen) for one slot; never throws. */
+export async function runCycle(context: EngineContext, request: CycleRequest): Promise<CycleReport> {
+  const { strategy, slot, trigger } = request;
+  const startTick = performance.now();
+  const timing: CycleTiming = { quotes: 0, quoteMs: null, quoteToOrderMs: null };
+  const facts = (cycleId: number | null, errorCode: string | null, successful = false) => ({
+    trigger,
+    cycleId,
+    errorCode,
+    ...timing,
+    cycleMs: performance.now() - startTick,
+    successful,
+  });
+
+  let claimed: Awaited<ReturnType<EngineContext['database']['cycles']['claimSlot']>>;
+  try {
+    claimed = await withDatabase(context, 'claim_slot', () =>
+      context.database.cycles.claimSlot({ strategy: strategy.name, slot, trigger, owner: context.replicaId }),
+    );
+  } catch (error) {
+    const report = unrecordedReport(strategy.name, slot, 'failed', reasonOfError(error), strategy.amount);
+    return announceCycle(context, report, facts(null, errorCodeOf(error)), error);
+  }
+  if (claimed === null) {
+    const report = unrecordedReport(strategy.name, slot, 'skipped', 'slot_already_claimed', strategy.amount);
+    return announceCycle(context, report, facts(null, null));
+  }
+
+  const record = new CycleRecord(context, claimed);
+  let failure: unknown;
+  let fallbackReason: EngineReason = 'internal_error';
+  try {
+    await driveCycle(context, strategy, record, timing);
+  } catch (error) {
+    failure = error;
+    fallbackReason = reasonOfError(error);
+    await settleAfterError(context, record, error, fallbackReason);
+  }
+  const report = reportOfCycle(record.cycle, strategy.amount, fallbackReason);
+  const errorCode = record.cycle.errorCode ?? (failure === undefined ? null : errorCodeOf(failure));
+  return announceCycle(context, report, facts(record.cycle.id, errorCode, isSuccessful(report)), failure);
+}
+
+async function driveCycle(
+  context: EngineContext,
+  strategy: Strategy,
+  record: CycleRecord,
+  timing: CycleTiming,
+): Promise<void> {
+  if (await withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused())) {
+    await record.move('skipped', { reasonCode: 'paused' });
+    return;
+  }
+  const inputs = await readCycleInputs(context, strategy, record.cycle);
+  if (inputs.halted) {
+    await record.move('skipped', { reasonCode: 'strategy_halted' });
+    return;
+  }
+  const before = evaluateBeforeQuote({
+    strategy,
+    now: context.clock(),
+    balance: inputs.balance,
+    spent: inputs.spent,
+    lastPlacedAt: inputs.lastPlacedAt,
+  });
+  if (before.action === 'skip') {
+    await record.move('skipped', {
+      reasonCode: before.reason,
+      trace: before.trace as unknown as JsonValue,
+      balanceSnapshotId: inputs.balanceSnapshotId ?? null,
+      errorCode: inputs.balanceErrorCode ?? null,
+    });
+    return;
+  }
+  await placeWithFreshQuotes(context, strategy, record, inputs, timing);
+}
+
+function reasonOfError(error: unknown): EngineReason {
+  const code = errorCodeOf(error);
+  if (code === 'DB_UNAVAILABLE') return 'database_unavailable';
+  if (code === 'DB_ERROR') return 'database_error';
+  if (code === 'STATE_CONFLICT') return 'state_conflict';
+  return 'internal_error';
+}
+
+/**
+ * After an unexpected error: a cycle that sent nothing ends failed; one that may have sent an order ends
+ * unsure. When even that cannot be written (the database is gone), recovery finishes the job later.
+ */
+async function settleAfterError(
+  context: EngineContext,
+  record: CycleRecord,
+  error: unknown,
+  reasonCode: EngineReason,
+): Promise<void> {
+  const patch = { errorCode: errorCodeOf(error), errorMessage: messageOf(error) };
+  try {
+    if (reasonCode === 'state_conflict') {
+      await record.reload();
+    } else if (record.state === 'claimed' || record.state === 'quoted') {
+      await record.move('failed', { ...patch, reasonCode });
+    } else if (record.state === 'submitting') {
+      await record.move('unsure', { ...patch, reasonCode: 'outcome_unknown' });
+      context.metrics.unsureCycles.inc();
+    }
+  } catch (second) {
+    context.logger.error(
+      { cycleId: record.cycle.id, state: record.state, errorCode: errorCodeOf(second), err: second },
+      'cycle outcome could not be recorded; recovery will settle it',
+    );
+  }
+}
+
+/** Placed, dry-run, or skipped by one of the strategy's rules: the automation did its job. */
+function isSuccessful(report: CycleReport): boolean {
+  if (report.outcome === 'placed' || report.outcome === 'dry-run') return true;
+  return report.outcome === 'skipped' && (REASON_CODES as readonly string[]).includes(report.reason);
+}

@@ -1,0 +1,106 @@
+/**
+ * Errors the engine raises itself. Database failures are wrapped once, at the call, so that every cycle
+ * records the same code for them and the outage shows in the metric; the driver's error stays as `cause`.
+ */
+import { isPurchaseApiError } from '../api/index.js';
+import { DatabaseError } from '../db/index.js';
+import type { Metrics } from '../observability/metrics.js';
+
+export type EngineErrorCode = 'DB_UNAVAILABLE' | 'DB_ERROR' | 'STATE_CONFLICT';
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Runs one database operation; any failure counts in treasury_database_errors_total and becomes
+ * DB_UNAVAILABLE (the connection failed: no SQLSTATE, or a connection-class one) or DB_ERROR (the server
+ * refused the statement).
+ */
+export async function withDatabase<T>(
+  context: DatabaseCallContext,
+  operation: string,
+  work: () => Promise<T>,
+  timeoutMs: number = context.settings.databaseTimeoutMs,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  // A database that accepts connections and drops them makes the driver wait without end; the engine
+  // gives up instead. A statement that still lands later is harmless: every move is a compare-and-set and
+  // recovery settles what was left half-way.
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new DatabaseTimeoutError(`no answer within ${timeoutMs} ms`)),
+      Math.max(1, timeoutMs),
+    );
+  });
+  try {
+    return await Promise.race([work(), timeout]);
+  } catch (error) {
+    // A refused state move is a bug in the caller, not an outage: keep its own code.
+    if (error instanceof DatabaseError && error.code === 'ILLEGAL_TRANSITION') throw error;
+    context.metrics.databaseErrors.inc({ operation });
+    const code = isConnectionFailure(error) ? 'DB_UNAVAILABLE' : 'DB_ERROR';
+    throw new EngineError(code, `database operation ${operation} failed: ${messageOf(rootCause(error))}`, {
+      cause: error,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface DatabaseCallContext {
+  metrics: Metrics;
+  settings: { databaseTimeoutMs: number };
+}
+
+class DatabaseTimeoutError extends Error {
+  override readonly name = 'DatabaseTimeoutError';
+  readonly code = 'DB_TIMEOUT';
+}
+
+/** SQLSTATE classes of a lost or refused connection: 08 connection exception, 57P admin shutdown, 53 resources. */
+function isConnectionFailure(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state === undefined || /^(08|57P|53)/.test(state);
+}
+
+/** The SQLSTATE of a server's error response in the chain (drizzle wraps the driver's error as `cause`). */
+function sqlStateOf(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const { code, severity } = current as { code?: unknown; severity?: unknown };
+    if (typeof code === 'string' && typeof severity === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function rootCause(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error && current.cause !== undefined; depth++) {
+    current = current.cause;
+  }
+  return current;
+}
+
+/** The stable code of any error the engine may meet, for the cycle record and the log line. */
+export function errorCodeOf(error: unknown): string {
+  if (isPurchaseApiError(error)) return error.code;
+  if (error instanceof EngineError || error instanceof DatabaseError) return error.code;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'INTERNAL_ERROR';
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error && error.message === '' ? error.cause.message : '';
+    return (error.message || cause || error.name).slice(0, 500);
+  }
+  return String(error).slice(0, 500);
+}

@@ -1,0 +1,35 @@
+/** The worker engine's public surface (composition in src/app.ts; benchmarks and tests build on these). */
+export { type ApiObserver, createApiObserver } from './api-observer.js';
+export { createLimiter, type Limiter } from './concurrency.js';
+export type { EngineContext } from './context.js';
+export { type CycleRequest, runCycle } from './cycle.js';
+export { type QuoteDeadline, startQuoteDeadline } from './deadline.js';
+export { EngineError, type EngineErrorCode } from './engine-errors.js';
+export { KillSwitch } from './kill-switch.js';
+export { Maintenance, type MaintenanceReport } from './maintenance.js';
+export { findMissedSlots, type MissedSlot } from './missed-slots.js';
+export {
+  clearStrategyHalt,
+  OPERATOR_REASON,
+  OperatorActionError,
+  type OperatorErrorCode,
+  type Resolution,
+  type ResolveResult,
+  resolveUnsureCycle,
+} from './operator-actions.js';
+export { type MatchVerdict, matchOrders } from './order-matching.js';
+export {
+  type CycleOutcome,
+  type CycleReport,
+  ENGINE_REASONS,
+  type EngineReason,
+  isOkOutcome,
+} from './outcomes.js';
+export { createReadiness } from './readiness.js';
+export { type ReconcileResult, reconcileCycle, reconcileUnsureCycles } from './reconcile.js';
+export { type RecoveryResult, recoverAbandonedCycles } from './recovery.js';
+export { createReplicaId } from './replica-id.js';
+export { Scheduler } from './scheduler.js';
+export { handleSignals } from './signals.js';
+export { recordStrategiesSeen } from './strategy-records.js';
+export { type ReloadResult, Worker, type WorkerOptions } from './worker.js';

@@ -1,0 +1,225 @@
+/**
+ * The quote → decide → intent → order step of a cycle, repeated with a fresh quote when the service says
+ * the quote expired or it passed our own deadline (at most `maxFreshQuotes` times). Between the quote's
+ * arrival and the order request there is only the pure decision, a cached kill-switch read and the intent
+ * commit: nothing else may eat into the quote's five seconds.
+ */
+import { formatFxRate, isPurchaseApiError, type Order, type Quote, QuoteExpiredError } from '../api/index.js';
+import type { JsonValue, QuoteInput } from '../db/index.js';
+import { evaluateQuote, type Strategy } from '../strategy/index.js';
+import type { EngineContext } from './context.js';
+import type { CycleInputs } from './cycle-inputs.js';
+import type { CycleRecord } from './cycle-record.js';
+import { startQuoteDeadline } from './deadline.js';
+import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import type { EngineReason } from './outcomes.js';
+import { recordPlacedOrder } from './record-placed.js';
+import { commitIntentSerialized, needsSerializedIntent } from './serialized-intent.js';
+
+export interface CycleTiming {
+  quotes: number;
+  quoteMs: number | null;
+  quoteToOrderMs: number | null;
+}
+
+/** Why an attempt gave its quote up; the slot may take a fresh one. */
+interface GiveUp {
+  reason: EngineReason;
+  errorCode: string;
+  errorMessage: string;
+}
+
+export async function placeWithFreshQuotes(
+  context: EngineContext,
+  strategy: Strategy,
+  record: CycleRecord,
+  inputs: CycleInputs,
+  timing: CycleTiming,
+): Promise<void> {
+  const maxQuotes = 1 + context.settings.maxFreshQuotes;
+  for (let quoteNumber = 1; ; quoteNumber++) {
+    timing.quotes = quoteNumber;
+    const gaveUp = await attemptWithOneQuote(context, strategy, record, inputs, timing);
+    if (gaveUp === undefined) return;
+    if (quoteNumber >= maxQuotes) {
+      await record.move('failed', {
+        reasonCode: gaveUp.reason,
+        errorCode: gaveUp.errorCode,
+        errorMessage: gaveUp.errorMessage,
+      });
+      return;
+    }
+    context.logger.info(
+      { strategy: strategy.name, slot: record.cycle.slot, reason: gaveUp.reason, quoteNumber },
+      'quote given up; asking for a fresh one within the same slot',
+    );
+  }
+}
+
+async function attemptWithOneQuote(
+  context: EngineContext,
+  strategy: Strategy,
+  record: CycleRecord,
+  inputs: CycleInputs,
+  timing: CycleTiming,
+): Promise<GiveUp | undefined> {
+  const { clock, client, metrics, settings } = context;
+  const requestedAt = clock();
+  const deadline = startQuoteDeadline(requestedAt, settings);
+  const requestTick = performance.now();
+  let quote: Quote;
+  try {
+    quote = await client.getQuote(
+      { symbol: strategy.symbol, amount: strategy.amount },
+      { signal: deadline.signal },
+    );
+  } catch (error) {
+    timing.quoteMs = performance.now() - requestTick;
+    if (deadline.signal.aborted || deadline.hasPassed(clock())) return lateQuote(context, strategy, error);
+    if (!isPurchaseApiError(error)) throw error;
+    await record.move('failed', {
+      reasonCode: 'quote_unavailable',
+      errorCode: error.code,
+      errorMessage: messageOf(error),
+    });
+    return undefined;
+  }
+  const receivedAt = clock();
+  const receivedTick = performance.now();
+  timing.quoteMs = receivedTick - requestTick;
+  const quoteInput: QuoteInput = {
+    quoteId: quote.quoteId,
+    symbol: quote.symbol,
+    // The wire quote has no amount: it is the amount this cycle asked for.
+    amount: strategy.amount,
+    price: quote.price,
+    totalCost: quote.totalCost,
+    totalFilled: quote.totalFilled,
+    expiresIn: quote.expiresIn,
+    requestedAt,
+    receivedAt,
+    deadlineAt: deadline.deadlineAt,
+  };
+  if (deadline.hasPassed(receivedAt)) {
+    // Kept for the audit trail, never used.
+    await record.recordQuote(quoteInput);
+    return lateQuote(context, strategy, undefined);
+  }
+
+  const decision = evaluateQuote({
+    strategy,
+    now: receivedAt,
+    quote: { ...quoteInput },
+    balance: inputs.balance,
+    spent: inputs.spent,
+    lastPlacedAt: inputs.lastPlacedAt,
+    tolerances: context.tolerances,
+  });
+  const trace = decision.trace as unknown as JsonValue;
+  const decided = { trace, balanceSnapshotId: inputs.balanceSnapshotId ?? null };
+  if (decision.action === 'skip') {
+    const stored = await record.recordQuote(quoteInput);
+    await record.finishWithQuote('skipped', stored, { ...decided, reasonCode: decision.reason });
+    return undefined;
+  }
+  if (strategy.dryRun || context.dryRun) {
+    const stored = await record.recordQuote(quoteInput);
+    await record.finishWithQuote('dry_run', stored, { ...decided, reasonCode: 'ok' });
+    return undefined;
+  }
+  let fxRate: string;
+  try {
+    fxRate = formatFxRate(quote.price);
+  } catch (error) {
+    const stored = await record.recordQuote(quoteInput);
+    const failure = {
+      reasonCode: 'quote_unusable',
+      errorCode: errorCodeOf(error),
+      errorMessage: messageOf(error),
+    };
+    await record.finishWithQuote('failed', stored, { ...decided, ...failure });
+    return undefined;
+  }
+  if (await withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused())) {
+    const stored = await record.recordQuote(quoteInput);
+    await record.finishWithQuote('skipped', stored, { ...decided, reasonCode: 'paused' });
+    return undefined;
+  }
+
+  // Fail closed: if this throws, no order request leaves.
+  // No longer than the quote stays usable: a commit that lands later could not be acted on anyway.
+  const untilDeadline = deadline.deadlineAt.getTime() - clock().getTime();
+  const commitTimeoutMs = Math.min(untilDeadline, settings.databaseTimeoutMs);
+  if (needsSerializedIntent(strategy)) {
+    const action = await commitIntentSerialized(
+      context,
+      strategy,
+      record,
+      quoteInput,
+      inputs,
+      commitTimeoutMs,
+    );
+    if (action === 'skip') return undefined;
+  } else {
+    await record.commitIntent(quoteInput, decided, commitTimeoutMs);
+  }
+  if (deadline.hasPassed(clock())) {
+    const late = lateQuote(context, strategy, undefined);
+    await record.move('quoted', { errorCode: late.errorCode, errorMessage: late.errorMessage });
+    return late;
+  }
+
+  const sendTick = performance.now();
+  timing.quoteToOrderMs = sendTick - receivedTick;
+  metrics.quoteToOrder.observe(timing.quoteToOrderMs / 1000);
+  let order: Order;
+  try {
+    order = await client.createOrder(
+      { quoteId: quote.quoteId, fxRate },
+      { signal: AbortSignal.timeout(settings.orderTimeoutMs) },
+    );
+  } catch (error) {
+    return settleFailedOrder(context, strategy, record, error);
+  }
+  await recordPlacedOrder(context, record, order, quote.quoteId);
+  return undefined;
+}
+
+function lateQuote(context: EngineContext, strategy: Strategy, error: unknown): GiveUp {
+  context.metrics.quotesExpired.inc({ strategy: strategy.name, where: 'local' });
+  return {
+    reason: 'quote_deadline_exceeded',
+    errorCode: 'QUOTE_DEADLINE',
+    errorMessage:
+      error === undefined
+        ? 'the quote passed the local deadline before the order could be sent'
+        : `no quote before the local deadline: ${messageOf(error)}`,
+  };
+}
+
+/**
+ * An order request that failed. Only a definite refusal or a request that never left ends the cycle as
+ * failed; anything else may have created the order and makes the cycle unsure. It is never re-sent.
+ */
+async function settleFailedOrder(
+  context: EngineContext,
+  strategy: Strategy,
+  record: CycleRecord,
+  error: unknown,
+): Promise<GiveUp | undefined> {
+  const errorCode = errorCodeOf(error);
+  const errorMessage = messageOf(error);
+  if (error instanceof QuoteExpiredError) {
+    context.metrics.quotesExpired.inc({ strategy: strategy.name, where: 'service' });
+    await record.move('quoted', { errorCode, errorMessage });
+    return { reason: 'quote_expired', errorCode, errorMessage };
+  }
+  if (isPurchaseApiError(error) && !error.outcomeUnknown) {
+    const reasonCode = error.code === 'API_UNAVAILABLE' ? 'order_not_sent' : 'order_rejected';
+    await record.move('failed', { reasonCode, errorCode, errorMessage });
+    return undefined;
+  }
+  await record.move('unsure', { reasonCode: 'outcome_unknown', errorCode, errorMessage });
+  context.metrics.unsureCycles.inc();
+  return undefined;
+}

@@ -1,0 +1,183 @@
+/**
+ * Reconciliation of unsure cycles: each is leased (SKIP LOCKED, so replicas split the work) and looked for
+ * in the service's order list. One match is adopted (order recorded, cycle placed); no match after the
+ * quote window plus the visibility lag proves the order absent (not_placed); several matches stop the
+ * strategy's automation and raise an alert, because only a person can tell which order is ours.
+ */
+import type { OrderListItem } from '../api/index.js';
+import type { Cycle, QuoteRecord } from '../db/index.js';
+import type { EngineContext } from './context.js';
+import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { type CandidateOrder, type CycleFingerprint, matchOrders, sameFigures } from './order-matching.js';
+import { listOrdersBetween, toServiceOrder } from './service-orders.js';
+
+export type ReconcileVerdict = 'adopted' | 'not_placed' | 'ambiguous' | 'waiting';
+
+export interface ReconcileResult {
+  examined: number;
+  adopted: number;
+  notPlaced: number;
+  ambiguous: number;
+  waiting: number;
+  errors: number;
+}
+
+export async function reconcileUnsureCycles(context: EngineContext, now: Date): Promise<ReconcileResult> {
+  const { reconcile } = context.settings;
+  const leased = await withDatabase(context, 'cycles_claim_unsure', () =>
+    context.database.cycles.claimUnsure(context.replicaId, reconcile.leaseMs, reconcile.batchSize, now),
+  );
+  const result: ReconcileResult = {
+    examined: 0,
+    adopted: 0,
+    notPlaced: 0,
+    ambiguous: 0,
+    waiting: 0,
+    errors: 0,
+  };
+  for (const cycle of leased) {
+    result.examined++;
+    try {
+      const verdict = await reconcileCycle(context, cycle, now);
+      if (verdict === 'adopted') result.adopted++;
+      else if (verdict === 'not_placed') result.notPlaced++;
+      else if (verdict === 'ambiguous') result.ambiguous++;
+      else result.waiting++;
+    } catch (error) {
+      result.errors++;
+      context.logger.warn(
+        { cycleId: cycle.id, strategy: cycle.strategy, errorCode: errorCodeOf(error), err: error },
+        'reconciliation of an unsure cycle failed; it is retried when its lease ends',
+      );
+    }
+  }
+  return result;
+}
+
+export async function reconcileCycle(
+  context: EngineContext,
+  cycle: Cycle,
+  now: Date,
+): Promise<ReconcileVerdict> {
+  const quote = await quoteOf(context, cycle);
+  const fingerprint: CycleFingerprint = { quoteId: quote.quoteId, amount: quote.amount, price: quote.price };
+  if (cycle.serviceOrderId !== null) {
+    // The service answered with this id but the cycle could not record it: confirm and adopt.
+    const detail = await context.client.getOrder(cycle.serviceOrderId);
+    return adopt(context, cycle, toServiceOrder(detail));
+  }
+
+  const { quoteWindowMs, reconcile } = context.settings;
+  const sentAt = (cycle.submittedAt ?? cycle.updatedAt).getTime();
+  const listed = await listOrdersBetween(context, {
+    symbol: quote.symbol,
+    from: new Date(quote.requestedAt.getTime() - reconcile.clockSkewMs),
+    to: new Date(sentAt + quoteWindowMs + reconcile.clockSkewMs),
+  });
+  const candidates = await confirmCandidates(context, cycle, fingerprint, listed);
+  const verdict = matchOrders(fingerprint, candidates);
+  if (verdict.kind === 'single') {
+    const order = listed.find((item) => item.id === verdict.orderId)!;
+    const quoteId = candidates.find((candidate) => candidate.id === verdict.orderId)?.quoteId;
+    return adopt(context, cycle, toServiceOrder(order, quoteId));
+  }
+  if (verdict.kind === 'ambiguous') return haltStrategy(context, cycle, verdict.orderIds);
+  if (now.getTime() < sentAt + quoteWindowMs + reconcile.visibilityLagMs) return 'waiting';
+  const moved = await withDatabase(context, 'cycle_transition', () =>
+    context.database.cycles.transition(cycle.id, 'unsure', 'not_placed', {
+      reasonCode: 'not_found_at_service',
+    }),
+  );
+  if (!moved) return 'waiting';
+  context.metrics.reconciledCycles.inc({ result: 'not_placed' });
+  context.metrics.unsureCycles.dec();
+  context.logger.info(
+    { cycleId: cycle.id, strategy: cycle.strategy, slot: cycle.slot, quoteId: quote.quoteId },
+    'reconciled: no order at the service, the cycle placed nothing',
+  );
+  return 'not_placed';
+}
+
+async function quoteOf(context: EngineContext, cycle: Cycle): Promise<QuoteRecord> {
+  const quotes = await withDatabase(context, 'quotes_for_cycle', () =>
+    context.database.quotes.forCycle(cycle.id),
+  );
+  const quote = quotes.find((candidate) => candidate.id === cycle.quoteRecordId);
+  // An intent is only ever committed with its quote; a cycle without one is corrupt, not unsure.
+  if (!quote) throw new Error(`unsure cycle ${cycle.id} has no quote record`);
+  return quote;
+}
+
+/** Listed orders with the cycle's figures that no other cycle owns, each with the quoteId the service reports. */
+async function confirmCandidates(
+  context: EngineContext,
+  cycle: Cycle,
+  fingerprint: CycleFingerprint,
+  listed: readonly OrderListItem[],
+): Promise<CandidateOrder[]> {
+  const candidates: CandidateOrder[] = [];
+  for (const order of listed) {
+    if (!sameFigures(fingerprint, order)) continue;
+    const known = await withDatabase(context, 'orders_get_by_service_id', () =>
+      context.database.orders.getByServiceId(order.id),
+    );
+    if (known && known.cycleId !== null && known.cycleId !== cycle.id) continue;
+    const quoteId = order.quoteId ?? (await context.client.getOrder(order.id)).quoteId;
+    candidates.push({ id: order.id, amount: order.amount, price: order.price, quoteId });
+  }
+  return candidates;
+}
+
+async function adopt(
+  context: EngineContext,
+  cycle: Cycle,
+  order: ReturnType<typeof toServiceOrder>,
+): Promise<ReconcileVerdict> {
+  const { database, metrics } = context;
+  const { order: recorded, cycle: moved } = await withDatabase(context, 'order_record', () =>
+    database.orders.recordPlacedWithCycle(
+      cycle.id,
+      order,
+      { from: 'unsure', reasonCode: 'reconciled' },
+      { source: 'reconcile' },
+    ),
+  );
+  if (recorded.cycleId !== cycle.id) {
+    context.logger.error(
+      { cycleId: cycle.id, orderId: order.id, ownerCycleId: recorded.cycleId },
+      'reconciliation matched an order another cycle owns; leaving the cycle unsure',
+    );
+    return 'waiting';
+  }
+  if (!moved) return 'waiting';
+  metrics.reconciledCycles.inc({ result: 'adopted' });
+  metrics.unsureCycles.dec();
+  context.logger.info(
+    {
+      cycleId: cycle.id,
+      strategy: cycle.strategy,
+      slot: cycle.slot,
+      orderId: order.id,
+      quoteId: cycle.quoteId,
+    },
+    'reconciled: the order exists at the service and is now recorded',
+  );
+  return 'adopted';
+}
+
+async function haltStrategy(
+  context: EngineContext,
+  cycle: Cycle,
+  orderIds: string[],
+): Promise<ReconcileVerdict> {
+  const reason = `reconciliation of cycle ${cycle.id} (slot ${cycle.slot.toISOString()}) found ${orderIds.length} matching orders: ${orderIds.join(', ')}`;
+  await withDatabase(context, 'strategies_halt', () =>
+    context.database.strategies.halt(cycle.strategy, reason),
+  );
+  context.metrics.reconciledCycles.inc({ result: 'ambiguous' });
+  context.logger.error(
+    { alert: 'strategy_halted', strategy: cycle.strategy, cycleId: cycle.id, orderIds },
+    'ALERT: ambiguous reconciliation; automation of this strategy is halted until an operator clears it',
+  );
+  return 'ambiguous';
+}

@@ -1,0 +1,86 @@
+/**
+ * Crash recovery: cycles a dead process left mid-way. A cycle in `submitting` for longer than the order
+ * timeout plus a margin may have sent its order: it becomes `unsure` and reconciliation will tell. A cycle
+ * in claimed or quoted for longer than any live cycle can take sent nothing: it fails as `abandoned`. Every
+ * move is a compare-and-set, so a live owner that was merely slow sees the conflict and stops.
+ */
+import type { Cycle, CycleState } from '../db/index.js';
+import type { EngineContext } from './context.js';
+import { withDatabase } from './engine-errors.js';
+
+export interface RecoveryResult {
+  madeUnsure: number;
+  abandoned: number;
+}
+
+const BATCH = 500;
+
+export async function recoverAbandonedCycles(context: EngineContext, now: Date): Promise<RecoveryResult> {
+  const { settings } = context;
+  const submittingLimit = now.getTime() - settings.orderTimeoutMs - settings.recovery.submittingMarginMs;
+  const idleLimit = now.getTime() - settings.recovery.abandonAfterMs;
+
+  const stuckSubmitting = (await listOldest(context, 'submitting')).filter(
+    (cycle) => (cycle.submittedAt ?? cycle.updatedAt).getTime() < submittingLimit,
+  );
+  let madeUnsure = 0;
+  for (const cycle of stuckSubmitting) {
+    const moved = await move(context, cycle, 'unsure', {
+      reasonCode: 'outcome_unknown',
+      errorCode: 'ABANDONED_IN_FLIGHT',
+      errorMessage: `left in submitting by ${cycle.owner}; the order may have been sent`,
+    });
+    if (moved) {
+      madeUnsure++;
+      context.metrics.unsureCycles.inc();
+    }
+  }
+
+  let abandoned = 0;
+  for (const state of ['claimed', 'quoted'] as const) {
+    for (const cycle of await listOldest(context, state)) {
+      if (cycle.updatedAt.getTime() >= idleLimit) continue;
+      const moved = await move(context, cycle, 'failed', {
+        reasonCode: 'abandoned',
+        errorCode: 'ABANDONED',
+        errorMessage: `left in ${state} by ${cycle.owner}; no order was sent`,
+      });
+      if (moved) abandoned++;
+    }
+  }
+  if (madeUnsure + abandoned > 0) {
+    context.logger.warn({ madeUnsure, abandoned }, 'recovered cycles left behind by a stopped process');
+  }
+  return { madeUnsure, abandoned };
+}
+
+function listOldest(context: EngineContext, state: CycleState): Promise<Cycle[]> {
+  return withDatabase(context, 'cycles_list_by_state', () =>
+    context.database.cycles.listByState(state, BATCH),
+  );
+}
+
+async function move(
+  context: EngineContext,
+  cycle: Cycle,
+  to: 'unsure' | 'failed',
+  patch: { reasonCode: string; errorCode: string; errorMessage: string },
+): Promise<boolean> {
+  const moved = await withDatabase(context, 'cycle_transition', () =>
+    context.database.cycles.transition(cycle.id, cycle.state, to, patch),
+  );
+  if (moved) {
+    context.logger.warn(
+      {
+        cycleId: cycle.id,
+        strategy: cycle.strategy,
+        slot: cycle.slot,
+        from: cycle.state,
+        to,
+        owner: cycle.owner,
+      },
+      `recovered cycle: ${cycle.state} → ${to}`,
+    );
+  }
+  return moved !== null;
+}

@@ -1,0 +1,197 @@
+/**
+ * Fires cycles: one node-cron task per enabled strategy, in the strategy's zone, as the trigger; the slot
+ * itself comes from the clock (due-slots.ts); a periodic sweep runs slots node-cron missed. A slot is
+ * dispatched at most once per process; across processes the unique claim decides, so double firing is
+ * harmless. Cycles run through the bounded limiter.
+ */
+import cron, { type ScheduledTask } from 'node-cron';
+import type { CycleTrigger } from '../db/index.js';
+import { type Strategy, strategyHash } from '../strategy/index.js';
+import type { Limiter } from './concurrency.js';
+import type { EngineContext } from './context.js';
+import type { CycleRequest } from './cycle.js';
+import { slotAtTick, slotsToSweep } from './due-slots.js';
+import type { CycleReport } from './outcomes.js';
+
+export interface SchedulerOptions {
+  context: EngineContext;
+  limiter: Limiter;
+  runCycle: (request: CycleRequest) => Promise<CycleReport>;
+  /** Create node-cron tasks; false in tests that drive ticks and sweeps with a fake clock. */
+  useCron?: boolean;
+}
+
+interface Entry {
+  strategy: Strategy;
+  hash: string;
+  /** The sweep never looks before the moment the strategy was (re)scheduled. */
+  since: Date;
+  task?: ScheduledTask;
+}
+
+const MAX_SWEEP_SLOTS_PER_STRATEGY = 100;
+
+export class Scheduler {
+  private readonly entries = new Map<string, Entry>();
+  /** Slots this process dispatched, by strategy, pruned as the sweep moves on. */
+  private readonly dispatched = new Map<string, Set<number>>();
+  private readonly inFlight = new Set<Promise<void>>();
+  /** The last queued cycle of each strategy, which the next one waits for. */
+  private readonly tails = new Map<string, Promise<void>>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweptUntil: Date | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: SchedulerOptions) {}
+
+  start(strategies: readonly Strategy[]): void {
+    const { settings, clock } = this.options.context;
+    this.sweptUntil = clock();
+    this.apply(strategies);
+    this.sweepTimer = setInterval(() => this.sweep(clock()), settings.catchUpIntervalMs);
+  }
+
+  /** Schedules the enabled strategies of the new set; unchanged ones keep their task. */
+  apply(strategies: readonly Strategy[]): { added: string[]; changed: string[]; removed: string[] } {
+    const now = this.options.context.clock();
+    const wanted = new Map(strategies.filter((s) => s.enabled).map((s) => [s.name, s]));
+    const summary = { added: [] as string[], changed: [] as string[], removed: [] as string[] };
+    for (const [name, entry] of this.entries) {
+      if (!wanted.has(name)) {
+        void entry.task?.destroy();
+        this.entries.delete(name);
+        summary.removed.push(name);
+      }
+    }
+    for (const strategy of wanted.values()) {
+      const hash = strategyHash(strategy);
+      const existing = this.entries.get(strategy.name);
+      if (existing?.hash === hash) continue;
+      if (existing) void existing.task?.destroy();
+      (existing ? summary.changed : summary.added).push(strategy.name);
+      this.entries.set(strategy.name, { strategy, hash, since: now, task: this.createTask(strategy) });
+    }
+    return summary;
+  }
+
+  /** A tick of the strategy's task: run the slot that is due now. */
+  tick(name: string, now: Date): void {
+    const entry = this.entries.get(name);
+    if (!entry || this.stopped) return;
+    const slot = slotAtTick(entry.strategy, now);
+    if (slot !== undefined) this.dispatch(entry.strategy, slot, 'schedule');
+  }
+
+  /** Runs the slots of (last sweep, now − lag] that this process did not dispatch. */
+  sweep(now: Date): void {
+    if (this.stopped) return;
+    const until = new Date(now.getTime() - this.options.context.settings.catchUpLagMs);
+    const from = this.sweptUntil ?? until;
+    for (const entry of this.entries.values()) {
+      const after = from.getTime() > entry.since.getTime() ? from : entry.since;
+      for (const slot of slotsToSweep(entry.strategy, after, until, MAX_SWEEP_SLOTS_PER_STRATEGY)) {
+        if (this.dispatch(entry.strategy, slot, 'schedule')) {
+          this.options.context.logger.info(
+            { strategy: entry.strategy.name, slot },
+            'catch-up sweep runs a slot the schedule did not fire',
+          );
+        }
+      }
+    }
+    if (until.getTime() > from.getTime()) this.sweptUntil = until;
+    this.prune(from);
+  }
+
+  /** Queues one cycle unless this process already dispatched that slot; true when queued. */
+  dispatch(strategy: Strategy, slot: Date, trigger: CycleTrigger): boolean {
+    if (this.stopped) return false;
+    let slots = this.dispatched.get(strategy.name);
+    if (!slots) {
+      slots = new Set();
+      this.dispatched.set(strategy.name, slots);
+    }
+    if (slots.has(slot.getTime())) return false;
+    slots.add(slot.getTime());
+    const { limiter, runCycle, context } = this.options;
+    // Cycles of one strategy run one after the other in this process, so each sees what the previous one
+    // spent before its budget and cooldown checks.
+    const previous = this.tails.get(strategy.name) ?? Promise.resolve();
+    const running: Promise<void> = previous
+      .then(() =>
+        limiter.run(async () => {
+          // Queued cycles that had not started when the worker began to stop are dropped: nothing claimed yet.
+          if (this.stopped) return;
+          await runCycle({ strategy, slot, trigger });
+        }),
+      )
+      .catch((error: unknown) => {
+        context.logger.error(
+          { strategy: strategy.name, slot, err: error },
+          'cycle crashed outside its own handling',
+        );
+      })
+      .finally(() => {
+        this.inFlight.delete(running);
+        if (this.tails.get(strategy.name) === running) this.tails.delete(strategy.name);
+      });
+    this.inFlight.add(running);
+    this.tails.set(strategy.name, running);
+    return true;
+  }
+
+  /** Resolves once the cycles dispatched so far have finished. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Stops firing and drops queued cycles; resolves true when the running ones finished within `drainMs`. */
+  async stop(drainMs: number): Promise<boolean> {
+    this.stopped = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await Promise.all([...this.entries.values()].map((entry) => entry.task?.destroy()));
+    this.entries.clear();
+    let timer: NodeJS.Timeout | undefined;
+    const drained = Promise.allSettled([...this.inFlight]).then(() => true);
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), drainMs);
+    });
+    const result = await Promise.race([drained, timedOut]);
+    clearTimeout(timer);
+    return result;
+  }
+
+  private createTask(strategy: Strategy): ScheduledTask | undefined {
+    if (this.options.useCron === false) return undefined;
+    const { logger, clock } = this.options.context;
+    try {
+      const task = cron.createTask(strategy.schedule, () => this.tick(strategy.name, clock()), {
+        name: `strategy:${strategy.name}`,
+        timezone: strategy.timezone,
+        logger: {
+          info: (message) => logger.debug({ strategy: strategy.name }, `node-cron: ${message}`),
+          warn: (message) => logger.debug({ strategy: strategy.name }, `node-cron: ${message}`),
+          error: (message, err) =>
+            logger.warn({ strategy: strategy.name, err }, `node-cron: ${String(message)}`),
+          debug: (message) => logger.trace({ strategy: strategy.name }, `node-cron: ${String(message)}`),
+        },
+      });
+      void task.start();
+      return task;
+    } catch (error) {
+      // One strategy node-cron cannot schedule must not stop the others.
+      logger.error({ strategy: strategy.name, err: error }, 'strategy could not be scheduled');
+      return undefined;
+    }
+  }
+
+  private prune(before: Date): void {
+    const limit = before.getTime() - 3_600_000;
+    for (const slots of this.dispatched.values()) {
+      for (const slot of slots) if (slot < limit) slots.delete(slot);
+    }
+  }
+}

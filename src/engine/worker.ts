@@ -1,0 +1,197 @@
+/**
+ * The long-running worker of `treasury-bot run`: loads and records the strategies, applies the missed
+ * policy, schedules cycles, runs the maintenance loop, and reloads the strategies on a file change or
+ * SIGHUP. start() and stop() are idempotent; stop() lets in-flight cycles finish within the drain time.
+ */
+import { retryWhileUnreachable } from '../db/index.js';
+import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
+import { createLimiter, type Limiter } from './concurrency.js';
+import type { EngineContext } from './context.js';
+import { runCycle } from './cycle.js';
+import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { Maintenance } from './maintenance.js';
+import { findMissedSlots } from './missed-slots.js';
+import { type StrategyWatcher, watchStrategyFiles } from './reload.js';
+import { Scheduler } from './scheduler.js';
+import { recordStrategiesSeen, setStrategyIntervals } from './strategy-records.js';
+
+export interface WorkerOptions {
+  strategiesPath: string;
+  /** False in tests that drive ticks with a fake clock. */
+  useCron?: boolean;
+  /** Aborted by a stop that arrives while start still waits for the database. */
+  startSignal?: AbortSignal;
+}
+
+export type ReloadResult =
+  | { applied: true; strategies: string[]; added: string[]; changed: string[]; removed: string[] }
+  | { applied: false; problems: string[] };
+
+export class Worker {
+  readonly limiter: Limiter;
+  readonly scheduler: Scheduler;
+  readonly maintenance: Maintenance;
+  private current: Strategy[] = [];
+  private watcher: StrategyWatcher | undefined;
+  private switchPoll: NodeJS.Timeout | undefined;
+  private phase: 'new' | 'starting' | 'started' | 'stopped' = 'new';
+  private stopping: Promise<void> | undefined;
+  private reloading: Promise<ReloadResult> | undefined;
+  private readonly reloadListeners: ((result: ReloadResult) => void)[] = [];
+
+  constructor(
+    private readonly context: EngineContext,
+    private readonly options: WorkerOptions,
+  ) {
+    this.limiter = createLimiter(context.settings.concurrency);
+    this.scheduler = new Scheduler({
+      context,
+      limiter: this.limiter,
+      runCycle: (request) => runCycle(context, request),
+      useCron: options.useCron,
+    });
+    this.maintenance = new Maintenance(context);
+  }
+
+  get strategies(): readonly Strategy[] {
+    return this.current;
+  }
+
+  async start(): Promise<void> {
+    if (this.phase !== 'new') return;
+    this.phase = 'starting';
+    const { context } = this;
+    this.current = await loadStrategiesOrThrow(this.options.strategiesPath);
+    // The database may still be coming back (a failover, a deploy): wait for it rather than exit.
+    const missed = await retryWhileUnreachable(
+      async () => {
+        await recordStrategiesSeen(context, this.current);
+        await this.warnHaltedStrategies();
+        return findMissedSlots(context, this.current, context.clock());
+      },
+      {
+        waitMs: context.settings.startupDatabaseWaitMs,
+        signal: this.options.startSignal,
+        onRetry: (error, attempt, delayMs) =>
+          context.logger.warn(
+            { err: error, attempt, delayMs },
+            'database not reachable at start; waiting for it',
+          ),
+      },
+    );
+    setStrategyIntervals(context.metrics, this.current, context.clock());
+    this.scheduler.start(this.current);
+    for (const { strategy, slot } of missed) {
+      context.logger.info({ strategy: strategy.name, slot }, 'running the latest missed slot (missed: once)');
+      this.scheduler.dispatch(strategy, slot, 'missed');
+    }
+    this.maintenance.start();
+    this.pollKillSwitch();
+    if (context.settings.reload.watch) {
+      this.watcher = watchStrategyFiles(
+        this.options.strategiesPath,
+        context.settings.reload.debounceMs,
+        () => void this.reload(),
+        context.logger,
+      );
+    }
+    this.phase = 'started';
+    context.logger.info(
+      {
+        strategies: this.current.map((s) => s.name),
+        enabled: this.scheduler.size,
+        replica: context.replicaId,
+      },
+      'worker started',
+    );
+  }
+
+  /** Validates the strategy files and applies them, or keeps the running set and logs every problem. */
+  reload(): Promise<ReloadResult> {
+    this.reloading ??= this.applyFiles().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  onReload(listener: (result: ReloadResult) => void): void {
+    this.reloadListeners.push(listener);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.phase = 'stopped';
+    this.watcher?.close();
+    clearInterval(this.switchPoll);
+    const drained = await this.scheduler.stop(this.context.settings.drainTimeoutMs);
+    if (!drained) {
+      this.context.logger.error(
+        { drainTimeoutMs: this.context.settings.drainTimeoutMs },
+        'stopping with cycles still in flight; recovery and reconciliation will settle them',
+      );
+    }
+    await this.maintenance.stop();
+  }
+
+  /** A halt outlives restarts; whoever starts a replica should see that some automation stays off. */
+  private async warnHaltedStrategies(): Promise<void> {
+    const { context } = this;
+    const all = await withDatabase(context, 'strategies_list', () => context.database.strategies.list());
+    for (const halted of all.filter((strategy) => strategy.haltedAt !== null)) {
+      context.logger.warn(
+        {
+          alert: 'strategy_halted',
+          strategy: halted.name,
+          since: halted.haltedAt,
+          reason: halted.haltReason,
+        },
+        'strategy HALTED: its cycles skip until an operator settles its unsure cycles (treasury-bot resolve) and runs treasury-bot unhalt',
+      );
+    }
+  }
+
+  /**
+   * Cycles read the switch themselves; this keeps treasury_paused (and the log line of a flip) current when
+   * no cycle is due for hours.
+   */
+  private pollKillSwitch(): void {
+    const { context } = this;
+    const read = () =>
+      void withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused()).catch(() => undefined);
+    read();
+    this.switchPoll = setInterval(read, Math.max(1_000, context.settings.killSwitchCacheMs));
+  }
+
+  private async applyFiles(): Promise<ReloadResult> {
+    const { context } = this;
+    let result: ReloadResult;
+    try {
+      const loaded = await loadStrategies(this.options.strategiesPath);
+      if (!loaded.valid) {
+        result = { applied: false, problems: loaded.problems.map(formatProblem) };
+        context.logger.error(
+          { problems: result.problems },
+          'strategy change rejected; the previous strategies keep running',
+        );
+      } else if (this.phase !== 'started') {
+        result = { applied: false, problems: ['the worker is not running'] };
+      } else {
+        await recordStrategiesSeen(context, loaded.strategies);
+        const summary = this.scheduler.apply(loaded.strategies);
+        this.current = loaded.strategies;
+        setStrategyIntervals(context.metrics, this.current, context.clock());
+        result = { applied: true, strategies: this.current.map((s) => s.name), ...summary };
+        context.logger.info(summary, 'strategies reloaded');
+      }
+    } catch (error) {
+      result = { applied: false, problems: [`${errorCodeOf(error)}: ${(error as Error).message}`] };
+      context.logger.error({ err: error }, 'strategy reload failed; the previous strategies keep running');
+    }
+    for (const listener of this.reloadListeners) listener(result);
+    return result;
+  }
+}

@@ -1,0 +1,167 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Decimal } from '../money.js';
+
+/**
+ * Every Prometheus series the worker exports, on a registry of its own (not prom-client's global one) so that
+ * several workers can live in one process in tests. Label values are bounded sets (strategy names, outcome
+ * and reason codes, operation names, order statuses); never ids or amounts.
+ */
+export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const apiBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10];
+  const metrics = {
+    registry,
+    cycles: new Counter({
+      name: 'treasury_cycles_total',
+      help: 'Cycles finished, by strategy, outcome (placed, skipped, dry-run, failed, unsure) and reason code',
+      labelNames: ['strategy', 'outcome', 'reason'] as const,
+      registers,
+    }),
+    cycleDuration: new Histogram({
+      name: 'treasury_cycle_duration_seconds',
+      help: 'Whole cycle duration, from slot claim to the recorded outcome',
+      labelNames: ['outcome'] as const,
+      buckets: apiBuckets,
+      registers,
+    }),
+    lastSuccessfulCycle: new Gauge({
+      name: 'treasury_last_successful_cycle_timestamp_seconds',
+      help: 'Unix time of the last cycle of the strategy that ended as placed, skipped by a rule, or dry-run',
+      labelNames: ['strategy'] as const,
+      registers,
+    }),
+    strategyInterval: new Gauge({
+      name: 'treasury_strategy_interval_seconds',
+      help: 'Longest gap between two consecutive slots of the strategy in the coming week (for alerting)',
+      labelNames: ['strategy'] as const,
+      registers,
+    }),
+    apiRequestDuration: new Histogram({
+      name: 'treasury_api_request_duration_seconds',
+      help: 'Purchase service request latency by operation (quote, createOrder, tracking, …) and HTTP status',
+      labelNames: ['operation', 'status'] as const,
+      buckets: apiBuckets,
+      registers,
+    }),
+    apiErrors: new Counter({
+      name: 'treasury_api_errors_total',
+      help: 'Purchase service errors by operation and stable error code',
+      labelNames: ['operation', 'code'] as const,
+      registers,
+    }),
+    quoteToOrder: new Histogram({
+      name: 'treasury_quote_to_order_seconds',
+      help: "The worker's own time between receiving a quote and sending the order request",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4],
+      registers,
+    }),
+    quotesExpired: new Counter({
+      name: 'treasury_quotes_expired_total',
+      help: 'Quotes given up on: refused by the service as expired, or past the local deadline before sending',
+      labelNames: ['strategy', 'where'] as const,
+      registers,
+    }),
+    unsureCycles: new Gauge({
+      name: 'treasury_unsure_cycles',
+      help: 'Cycles whose order request has an unknown outcome and awaits reconciliation',
+      registers,
+    }),
+    reconciledCycles: new Counter({
+      name: 'treasury_reconciled_cycles_total',
+      help: 'Unsure cycles settled by reconciliation, by result (adopted, not_placed, ambiguous)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    externalOrders: new Counter({
+      name: 'treasury_external_orders_total',
+      help: 'Orders found at the service that no cycle owns, recorded as external',
+      registers,
+    }),
+    haltedStrategies: new Gauge({
+      name: 'treasury_halted_strategies',
+      help: 'Strategies whose automation is stopped until an operator clears them (ambiguous reconciliation)',
+      registers,
+    }),
+    openOrders: new Gauge({
+      name: 'treasury_open_orders',
+      help: 'Orders not yet settled, by settlement status',
+      labelNames: ['status'] as const,
+      registers,
+    }),
+    settlementChanges: new Counter({
+      name: 'treasury_settlement_changes_total',
+      help: 'Settlement status changes recorded, by new status and source (poll, webhook, reconcile)',
+      labelNames: ['status', 'source'] as const,
+      registers,
+    }),
+    settlementAnomalies: new Counter({
+      name: 'treasury_settlement_anomalies_total',
+      help: 'Tracking records refused as illegal status jumps (recorded and flagged, not applied)',
+      registers,
+    }),
+    settlementDuration: new Histogram({
+      name: 'treasury_settlement_duration_seconds',
+      help: 'Time from order placement to settled',
+      buckets: [1, 5, 15, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
+      registers,
+    }),
+    stuckOrders: new Gauge({
+      name: 'treasury_stuck_orders',
+      help: 'Open orders with no settlement progress for longer than the configured limit',
+      registers,
+    }),
+    balance: new Gauge({
+      name: 'treasury_balance',
+      help: 'Account balance from the last snapshot, by currency (approximate: for dashboards, not accounting)',
+      labelNames: ['currency'] as const,
+      registers,
+    }),
+    credit: new Gauge({
+      name: 'treasury_credit',
+      help: 'Credit limit from the last snapshot, by kind (total, used, available)',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    canWithdraw: new Gauge({
+      name: 'treasury_can_withdraw',
+      help: '1 when the service reports that withdrawals may be made',
+      registers,
+    }),
+    webhookEvents: new Counter({
+      name: 'treasury_webhook_events_total',
+      help: 'Webhook deliveries received, by event kind and result (stored, duplicate, rejected)',
+      labelNames: ['kind', 'result'] as const,
+      registers,
+    }),
+    databaseErrors: new Counter({
+      name: 'treasury_database_errors_total',
+      help: 'Database operations that failed, by operation',
+      labelNames: ['operation'] as const,
+      registers,
+    }),
+    paused: new Gauge({
+      name: 'treasury_paused',
+      help: '1 while the kill switch is on (shared by every replica through the database)',
+      registers,
+    }),
+  };
+  // A labelled series is absent until its first increment, and rate() over an absent series sees nothing
+  // when the first one arrives: where the label set is fixed, every series starts at zero.
+  for (const result of RECONCILE_RESULTS) metrics.reconciledCycles.inc({ result }, 0);
+  return metrics;
+}
+
+const RECONCILE_RESULTS = ['adopted', 'not_placed', 'ambiguous'] as const;
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Gauges are floats by nature. This is the single place where a Decimal becomes a JS number, and only for
+ * display in dashboards; nothing reads it back into a decision.
+ */
+export function gaugeValue(value: Decimal): number {
+  return Number(value.toFixed(8));
+}

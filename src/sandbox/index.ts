@@ -1,0 +1,11 @@
+export { DEMO_TOKEN, startSandbox } from './server.js';
+export type {
+  FaultConfig,
+  MalformedKind,
+  OrderStatus,
+  RouteFaults,
+  RouteName,
+  RunningSandbox,
+  SandboxOptions,
+  SandboxOrderView,
+} from './types.js';

@@ -1,0 +1,56 @@
+import { formatMoney } from '../money.js';
+import type { Order } from './ledger.js';
+import { CRYPTO_CURRENCY, NETWORK } from './market.js';
+
+/**
+ * Wire shapes of orders. The reference carries the order amount and the tracking amounts as JSON numbers;
+ * they are produced from fixed-scale decimal text so that the number is the shortest exact rendering.
+ */
+export function orderRecord(order: Order): Record<string, unknown> {
+  return {
+    id: order.id,
+    amount: Number(order.amount.toFixed()),
+    symbol: order.symbol,
+    price: formatMoney(order.price, 4, 'halfEven'),
+    side: 'BUY',
+    timestamp: new Date(order.createdAt).toISOString(),
+  };
+}
+
+/** GET /client/orders/:id and list items: the order record plus status and quoteId (assumptions table). */
+export function orderDetail(order: Order): Record<string, unknown> {
+  return { ...orderRecord(order), status: order.status, quoteId: order.quoteId };
+}
+
+/**
+ * expectedAmount and receivedAmount are fiat (what the order costs, what was paid so far); withdrawnAmount
+ * is the crypto quantity sent to the client's wallet.
+ */
+export function trackingRecord(order: Order): Record<string, unknown> {
+  const withdrawn = order.withdrawal === null ? 0 : Number(formatMoney(order.totalFilled, 6, 'down'));
+  return {
+    orderId: order.id,
+    settlementStatus: order.status,
+    expectedAmount: Number(formatMoney(order.totalCost, 2, 'down')),
+    receivedAmount: Number(formatMoney(order.received, 2, 'down')),
+    withdrawnAmount: withdrawn,
+    withdrawal: withdrawalRecord(order),
+  };
+}
+
+/** Before the crypto leaves, the fields that only a sent transaction has are null. */
+export function withdrawalRecord(order: Order): Record<string, unknown> {
+  const w = order.withdrawal;
+  return {
+    type: 'crypto',
+    status: w?.status ?? 'pending',
+    transactionId: w?.transactionId ?? null,
+    token: CRYPTO_CURRENCY,
+    network: NETWORK,
+    fromAddress: w?.fromAddress ?? null,
+    toAddress: w?.toAddress ?? null,
+    amount: w === null ? null : Number(formatMoney(order.totalFilled, 6, 'down')),
+    blockNumber: w?.blockNumber ?? null,
+    finishedAt: w?.finishedAt == null ? null : new Date(w.finishedAt).toISOString(),
+  };
+}

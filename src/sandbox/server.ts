@@ -1,0 +1,116 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { parseDecimal } from '../money.js';
+import { type Access, createAuthorizer } from './auth.js';
+import { registerMsgpackParser } from './codec.js';
+import { errorBody } from './errors.js';
+import { Delays, FaultInjector } from './faults.js';
+import { viewOrder } from './ledger.js';
+import { PriceFeed } from './price-feed.js';
+import { createRng, deriveSeed } from './rng.js';
+import { send } from './route.js';
+import { registerBalanceRoutes } from './routes/balance.js';
+import { registerControlRoutes } from './routes/control.js';
+import { registerOrderRoutes } from './routes/orders.js';
+import { registerQuoteRoutes } from './routes/quotes.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
+import { Simulator } from './simulator.js';
+import type { RunningSandbox, SandboxOptions } from './types.js';
+import { WebhookDeliverer } from './webhook-delivery.js';
+import { WebhookHub } from './webhooks.js';
+
+export const DEMO_TOKEN = 'sandbox-demo-token';
+
+const PRICE_STREAM = 1;
+const FAULT_STREAM = 2;
+
+/**
+ * Starts the simulator of the purchase service on HOST:PORT and resolves once it listens. close() stops
+ * lifecycle timers, webhook deliveries, pending injected delays and every open connection.
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const now = options.now ?? Date.now;
+  const seed = options.seed ?? 1;
+  const tokens = options.tokens && options.tokens.length > 0 ? options.tokens : [DEMO_TOKEN];
+  const webhooks = new WebhookHub(now);
+  const deliverer = new WebhookDeliverer({
+    format: options.webhookFormat ?? 'json',
+    retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 5000],
+    logger: options.logger,
+    onAttempt: (job, attempt) => webhooks.record(job, attempt),
+  });
+  webhooks.attach(deliverer);
+  const simulator = new Simulator({
+    feed: new PriceFeed(
+      parseDecimal(options.price ?? '5.4000', 'price'),
+      createRng(deriveSeed(seed, PRICE_STREAM)),
+    ),
+    webhooks,
+    creditLimit: parseDecimal(options.creditLimit ?? '1000000.00', 'creditLimit'),
+    stepMs: options.stepMs ?? 1000,
+    now,
+  });
+  const faults = new FaultInjector(createRng(deriveSeed(seed, FAULT_STREAM)), options.faults ?? {});
+  const delays = new Delays();
+  const app = buildApp(options, {
+    tokens,
+    readTokens: options.readTokens ?? [],
+    adminToken: options.adminToken ?? tokens[0]!,
+  });
+  const deps = { simulator, faults, delays };
+  registerQuoteRoutes(app, deps);
+  registerOrderRoutes(app, deps);
+  registerBalanceRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
+  registerControlRoutes(app, deps);
+
+  await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('sandbox did not bind a TCP port');
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    setFaults: (config) => faults.replace(config),
+    step: async (orderId) => {
+      simulator.step(orderId);
+    },
+    ledger: () => simulator.ledger.all().map(viewOrder),
+    close: () => {
+      closing ??= (async () => {
+        simulator.stop();
+        delays.cancelAll();
+        await deliverer.stop();
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function buildApp(options: SandboxOptions, tokens: Parameters<typeof createAuthorizer>[0]): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimit ?? 64 * 1024,
+    forceCloseConnections: true,
+    // Keep-alive clients (undici pools) reuse sockets for longer than Node's 5 s default.
+    keepAliveTimeout: 65_000,
+  });
+  const authorize = createAuthorizer(tokens);
+  app.addHook('onRequest', async (request) => {
+    const access = (request.routeOptions.config as { access?: Access }).access ?? 'read';
+    authorize(request, access);
+  });
+  registerMsgpackParser(app);
+  app.setNotFoundHandler((request, reply) => {
+    send(request, reply, 404, errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`));
+  });
+  app.setErrorHandler((error: { statusCode?: number; message?: string }, request, reply) => {
+    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
+    if (status >= 500) options.logger?.error({ err: error }, 'sandbox route failed');
+    const message = status >= 500 ? 'internal error' : (error.message ?? 'bad request');
+    send(request, reply, status, errorBody(status, message));
+  });
+  return app;
+}

@@ -1,0 +1,109 @@
+import type { Logger } from '../observability/logger.js';
+
+/** The five settlement states of an order, in lifecycle order. */
+export const ORDER_STATUSES = ['pending', 'partial', 'paid', 'withdrawn', 'settled'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+/** Webhook event kinds; the assumptions table makes each one a `methodId`. */
+export const EVENT_KINDS = [
+  'quote',
+  'order',
+  'deposit_fiat',
+  'deposit_crypto',
+  'withdrawal_fiat',
+  'withdrawal_crypto',
+] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export const ROUTE_NAMES = [
+  'quote',
+  'createOrder',
+  'listOrders',
+  'getOrder',
+  'tracking',
+  'balance',
+  'setWebhookConfig',
+  'getWebhookConfig',
+  'webhookLogsById',
+  'webhookLogs',
+] as const;
+export type RouteName = (typeof ROUTE_NAMES)[number];
+
+export const MALFORMED_KINDS = ['syntax', 'truncate', 'types', 'nan-price', 'negative-price'] as const;
+export type MalformedKind = (typeof MALFORMED_KINDS)[number];
+
+export interface RouteFaults {
+  /** Added to every response of the route. */
+  latencyMs?: number;
+  /** 0..1: answer 500 (before any side effect). */
+  errorRate?: number;
+  /** 0..1: destroy the socket without answering (no side effect). */
+  resetRate?: number;
+  /** 0..1 of responses delayed by slowMs (e.g. 6000, longer than the quote window). */
+  slowRate?: number;
+  slowMs?: number;
+  /** 0..1 of responses replaced by a malformed body of the given kind (default 'syntax'). */
+  malformedRate?: number;
+  malformed?: MalformedKind;
+  /** createOrder only: create the order, then destroy the socket. */
+  acceptThenDropRate?: number;
+}
+
+export type FaultConfig = Partial<Record<RouteName | '*', RouteFaults>>;
+
+export interface SandboxOptions {
+  /** Default 0 (ephemeral) in-process; the CLI defaults to 8080. */
+  port?: number;
+  host?: string;
+  /** Full-access tokens; default [DEMO_TOKEN]. */
+  tokens?: string[];
+  /** Read-only tokens. */
+  readTokens?: string[];
+  /** Token of the control API; default tokens[0]. */
+  adminToken?: string;
+  /** Lifecycle step interval per order; 0 = only when stepped through the control API. Default 1000. */
+  stepMs?: number;
+  seed?: number;
+  /** Decimal text, centre of the price random walk; default '5.4000'. */
+  price?: string;
+  webhookFormat?: 'json' | 'msgpack';
+  /** Delays before each retry; default [500, 2000, 5000] (3 retries). */
+  webhookRetryDelaysMs?: number[];
+  /** Decimal text; default '1000000.00'. */
+  creditLimit?: string;
+  faults?: FaultConfig;
+  /** Clock in ms; tests pass a fake clock to test expiry without waiting. */
+  now?: () => number;
+  logger?: Logger;
+  /** Request body size limit in bytes; default 64 KiB. */
+  bodyLimit?: number;
+}
+
+/** One order as the sandbox's own books see it: money as decimal text. */
+export interface SandboxOrderView {
+  id: string;
+  quoteId: string;
+  symbol: string;
+  side: 'BUY';
+  status: OrderStatus;
+  amount: string;
+  price: string;
+  totalCost: string;
+  totalFilled: string;
+  createdAt: string;
+  updatedAt: string;
+  history: { status: OrderStatus; at: string }[];
+}
+
+export interface RunningSandbox {
+  /** http://HOST:PORT, no trailing slash. */
+  url: string;
+  port: number;
+  /** Replaces the fault config. */
+  setFaults(faults: FaultConfig): void;
+  /** Advances one lifecycle step and emits its event. */
+  step(orderId: string): Promise<void>;
+  ledger(): SandboxOrderView[];
+  /** Idempotent; stops timers and webhook deliveries. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,42 @@
+/**
+ * The strategy module's public surface: strategy files, schedule slots, budget periods and the pure
+ * decision rules. Everything here is free of network, database and clock; time comes in as an argument.
+ */
+export { type CatchUpInput, slotToCatchUp } from './catch-up.js';
+export { type CronSchedule, CronSyntaxError, parseCron } from './cron-expression.js';
+export { formatDuration, parseDuration } from './duration.js';
+export { type BeforeQuoteInput, evaluateBeforeQuote, evaluateQuote, type QuoteInput } from './evaluate.js';
+export {
+  type LoadResult,
+  loadStrategies,
+  loadStrategiesOrThrow,
+  resolveStrategiesPath,
+  StrategyLoadError,
+} from './loader.js';
+export { parseStrategyText } from './parse-documents.js';
+export { type BudgetPeriods, budgetPeriods, type Period } from './periods.js';
+export { formatProblem, type StrategyProblem } from './problems.js';
+export {
+  type Decision,
+  REASON_CODES,
+  type ReasonCode,
+  type RuleName,
+  type RuleResult,
+} from './rule-result.js';
+export { needsBalance } from './rules-credit.js';
+export { DEFAULT_QUOTE_TOLERANCES } from './rules-quote.js';
+export { latestSlotAtOrBefore, nextSlotAfter, slotsBetween } from './slots.js';
+export { strategyHash } from './strategy-hash.js';
+export { DEFAULT_MISSED_GRACE_MS } from './strategy-schema.js';
+export type {
+  BalanceView,
+  DcaStrategy,
+  MissedPolicy,
+  QuoteTolerances,
+  QuoteView,
+  SpentSoFar,
+  Strategy,
+  StrategyBudget,
+  StrategyGuards,
+  ThresholdStrategy,
+} from './types.js';

@@ -1,0 +1,80 @@
+import { type Decimal, formatMoney } from '../money.js';
+import { decimalDetail, type RuleResult, ruleResult } from './rule-result.js';
+import type { BalanceView, Strategy } from './types.js';
+
+/**
+ * The credit guards, read from the balance before quoting and again with the quote's totalCost. They
+ * judge the position AFTER this order: what would be left available, and what share would be used.
+ */
+
+/** Whether the strategy's guards need GET /client/balance (the engine skips the call otherwise). */
+export function needsBalance(strategy: Strategy): boolean {
+  const guards = strategy.guards;
+  if (guards === undefined) return false;
+  return (
+    guards.minCreditAvailable !== undefined ||
+    guards.maxCreditUsedPct !== undefined ||
+    guards.requireCanWithdraw
+  );
+}
+
+export function checkCreditGuards(
+  strategy: Strategy,
+  balance: BalanceView | undefined,
+  cost: Decimal,
+): RuleResult[] {
+  if (!needsBalance(strategy)) return [];
+  // Fail closed: a guard that cannot be checked must not let an order through.
+  if (balance === undefined) return [ruleResult('balance', false, 'balance_unavailable', {})];
+  const { minCreditAvailable, maxCreditUsedPct, requireCanWithdraw } = strategy.guards!;
+  const { credit } = balance;
+  const results: RuleResult[] = [];
+  if (minCreditAvailable !== undefined) {
+    const after = credit.available.minus(cost);
+    results.push(
+      ruleResult(
+        'credit_available',
+        after.greaterThanOrEqualTo(minCreditAvailable),
+        'credit_available_below_min',
+        {
+          available: decimalDetail(credit.available),
+          cost: decimalDetail(cost),
+          after: decimalDetail(after),
+          min: decimalDetail(minCreditAvailable),
+        },
+      ),
+    );
+  }
+  if (maxCreditUsedPct !== undefined) {
+    results.push(checkUsedShare(credit, cost, maxCreditUsedPct));
+  }
+  if (requireCanWithdraw) {
+    results.push(
+      ruleResult('can_withdraw', balance.canWithdraw, 'cannot_withdraw', {
+        canWithdraw: String(balance.canWithdraw),
+      }),
+    );
+  }
+  return results;
+}
+
+/**
+ * (used + cost) / total × 100 ≤ max, compared as (used + cost) × 100 ≤ max × total so that no division
+ * rounds. A credit line with no total (zero or less) has no share to spare and fails.
+ */
+function checkUsedShare(credit: BalanceView['credit'], cost: Decimal, maxPct: Decimal): RuleResult {
+  const usedAfter = credit.used.plus(cost);
+  const hasTotal = credit.total.greaterThan(0);
+  const passed = hasTotal && usedAfter.times(100).lessThanOrEqualTo(maxPct.times(credit.total));
+  // Shown rounded up, so that a share just over the limit never displays as exactly the limit.
+  const usedPctAfter = hasTotal
+    ? formatMoney(usedAfter.times(100).dividedBy(credit.total), 4, 'up')
+    : 'undefined (total credit is not positive)';
+  return ruleResult('credit_used_pct', passed, 'credit_used_pct_above_max', {
+    total: decimalDetail(credit.total),
+    used: decimalDetail(credit.used),
+    cost: decimalDetail(cost),
+    usedPctAfter,
+    max: decimalDetail(maxPct),
+  });
+}

@@ -1,0 +1,89 @@
+import { Decimal } from '../money.js';
+import { decimalDetail, type RuleResult, ruleResult } from './rule-result.js';
+import type { QuoteTolerances, QuoteView, Strategy } from './types.js';
+
+/**
+ * Rules about the quote: first whether it can be trusted at all, then whether its price is one the
+ * strategy wants. A quote that fails the sanity rules is not judged further: comparing a broken price
+ * against a threshold would put a meaningless "passed" in the audit trail.
+ */
+
+export const DEFAULT_QUOTE_TOLERANCES: QuoteTolerances = {
+  costMismatchPct: new Decimal('0.5'),
+  costMismatchAbsolute: new Decimal('0.01'),
+  feeAllowancePct: new Decimal('1'),
+};
+
+/**
+ * The sanity rules; `trusted` is false when the quote's numbers are unusable. The fee allowance is
+ * measured against the amount the quote was requested for (`quote.amount`).
+ */
+export function checkQuoteSanity(
+  quote: QuoteView,
+  tolerances: QuoteTolerances,
+): { results: RuleResult[]; trusted: boolean } {
+  const { price, totalCost, totalFilled } = quote;
+  const priceUsable = isPositive(price);
+  const results = [
+    ruleResult('quote_price', priceUsable, 'quote_price_invalid', { price: decimalDetail(price) }),
+  ];
+  const valuesUsable = isPositive(totalCost) && isPositive(totalFilled);
+  results.push(
+    ruleResult('quote_values', valuesUsable, 'quote_values_invalid', {
+      totalCost: decimalDetail(totalCost),
+      totalFilled: decimalDetail(totalFilled),
+    }),
+  );
+  if (!priceUsable || !valuesUsable) return { results, trusted: false };
+
+  const expectedCost = price.times(totalFilled);
+  const difference = totalCost.minus(expectedCost).abs();
+  const tolerance = Decimal.max(
+    totalCost.times(tolerances.costMismatchPct).dividedBy(100),
+    tolerances.costMismatchAbsolute,
+  );
+  results.push(
+    ruleResult('quote_cost_consistent', difference.lessThanOrEqualTo(tolerance), 'quote_cost_mismatch', {
+      totalCost: decimalDetail(totalCost),
+      priceTimesFilled: decimalDetail(expectedCost),
+      difference: decimalDetail(difference),
+      tolerance: decimalDetail(tolerance),
+    }),
+  );
+  const costLimit = quote.amount.times(tolerances.feeAllowancePct.plus(100)).dividedBy(100);
+  results.push(
+    ruleResult('quote_cost_allowance', totalCost.lessThanOrEqualTo(costLimit), 'quote_cost_above_allowance', {
+      totalCost: decimalDetail(totalCost),
+      amount: decimalDetail(quote.amount),
+      feeAllowancePct: decimalDetail(tolerances.feeAllowancePct),
+      limit: decimalDetail(costLimit),
+    }),
+  );
+  return { results, trusted: true };
+}
+
+/** maxPrice for any kind; buyBelow (at or below) for threshold strategies. */
+export function checkPrice(strategy: Strategy, price: Decimal): RuleResult[] {
+  const results: RuleResult[] = [];
+  if (strategy.maxPrice !== undefined) {
+    results.push(
+      ruleResult('max_price', price.lessThanOrEqualTo(strategy.maxPrice), 'price_above_max', {
+        price: decimalDetail(price),
+        maxPrice: decimalDetail(strategy.maxPrice),
+      }),
+    );
+  }
+  if (strategy.kind === 'threshold') {
+    results.push(
+      ruleResult('buy_below', price.lessThanOrEqualTo(strategy.buyBelow), 'price_not_below_threshold', {
+        price: decimalDetail(price),
+        buyBelow: decimalDetail(strategy.buyBelow),
+      }),
+    );
+  }
+  return results;
+}
+
+function isPositive(value: Decimal): boolean {
+  return value.isFinite() && value.greaterThan(0);
+}

@@ -1,0 +1,46 @@
+import type { DcaDocument, ThresholdDocument } from './strategy-schema.js';
+import type { Strategy, StrategyBudget, StrategyGuards } from './types.js';
+
+/**
+ * Turns a validated document into the domain record. Optional settings that were not written are left
+ * out entirely (not set to undefined), so that the record, its JSON form and its hash only carry what the
+ * operator configured.
+ */
+export function toStrategy(
+  document: DcaDocument | ThresholdDocument,
+  source: { file: string; line: number },
+): Strategy {
+  const common = {
+    name: document.name,
+    symbol: document.symbol,
+    amount: document.amount,
+    timezone: document.timezone,
+    ...(document.maxPrice !== undefined && { maxPrice: document.maxPrice }),
+    ...(document.cooldown !== undefined && { cooldownMs: document.cooldown }),
+    ...(document.budget !== undefined && { budget: toBudget(document.budget) }),
+    ...(document.guards !== undefined && { guards: toGuards(document.guards) }),
+    missed: document.missed,
+    missedGraceMs: document.missedGrace,
+    enabled: document.enabled,
+    dryRun: document.dryRun,
+    ...(document.note !== undefined && { note: document.note }),
+    source,
+  };
+  if (document.kind === 'dca') return { kind: 'dca', schedule: document.schedule, ...common };
+  return { kind: 'threshold', schedule: document.checkEvery, buyBelow: document.buyBelow, ...common };
+}
+
+function toBudget(budget: NonNullable<DcaDocument['budget']>): StrategyBudget {
+  return {
+    ...(budget.perDay !== undefined && { perDay: budget.perDay }),
+    ...(budget.perMonth !== undefined && { perMonth: budget.perMonth }),
+  };
+}
+
+function toGuards(guards: NonNullable<DcaDocument['guards']>): StrategyGuards {
+  return {
+    ...(guards.minCreditAvailable !== undefined && { minCreditAvailable: guards.minCreditAvailable }),
+    ...(guards.maxCreditUsedPct !== undefined && { maxCreditUsedPct: guards.maxCreditUsedPct }),
+    requireCanWithdraw: guards.requireCanWithdraw,
+  };
+}

@@ -1,0 +1,91 @@
+import type { Decimal } from '../money.js';
+
+/**
+ * The validated strategy as the rest of the program sees it. Money is `Decimal`, durations are
+ * milliseconds, and the schedule is cron text: `schedule` in the file for `dca`, `checkEvery` for
+ * `threshold`, one field here because the engine treats both the same way.
+ */
+export type Strategy = DcaStrategy | ThresholdStrategy;
+
+export type MissedPolicy = 'skip' | 'once';
+
+export interface StrategyBudget {
+  /** Cap on the summed totalCost of placed orders per calendar day in the strategy's zone. */
+  perDay?: Decimal;
+  /** The same per calendar month. */
+  perMonth?: Decimal;
+}
+
+export interface StrategyGuards {
+  /** Available credit after the order must stay at or above this. */
+  minCreditAvailable?: Decimal;
+  /** (used + cost) / total × 100 must stay at or below this. */
+  maxCreditUsedPct?: Decimal;
+  requireCanWithdraw: boolean;
+}
+
+interface StrategyCommon {
+  name: string;
+  symbol: string;
+  /** The fiat amount passed to GET /client/quote. */
+  amount: Decimal;
+  /** Cron text, 5 fields or 6 with seconds first. */
+  schedule: string;
+  /** IANA zone of the schedule and of the budget's calendar days and months. */
+  timezone: string;
+  /** Skip when the quoted price is above this. */
+  maxPrice?: Decimal;
+  /** Least time between two placed orders. */
+  cooldownMs?: number;
+  budget?: StrategyBudget;
+  guards?: StrategyGuards;
+  /** What to do about slots that passed while the worker was not running. */
+  missed: MissedPolicy;
+  /** With `missed: once`, how old the latest missed slot may be and still run. */
+  missedGraceMs: number;
+  enabled: boolean;
+  dryRun: boolean;
+  note?: string;
+  /** Where the strategy was defined: the file as given and the line of its document's first key. */
+  source: { file: string; line: number };
+}
+
+export interface DcaStrategy extends StrategyCommon {
+  kind: 'dca';
+}
+
+export interface ThresholdStrategy extends StrategyCommon {
+  kind: 'threshold';
+  /** Place when the quoted price is at or below this. */
+  buyBelow: Decimal;
+}
+
+/** What the rules need from GET /client/balance. */
+export interface BalanceView {
+  credit: { total: Decimal; used: Decimal; available: Decimal };
+  canWithdraw: boolean;
+}
+
+/** What the rules need from a quote; `amount` is the amount the quote was requested for. */
+export interface QuoteView {
+  price: Decimal;
+  totalCost: Decimal;
+  totalFilled: Decimal;
+  amount: Decimal;
+}
+
+/** The summed totalCost of this strategy's placed orders in the current budget periods. */
+export interface SpentSoFar {
+  day: Decimal;
+  month: Decimal;
+}
+
+/** Engine-wide sanity margins for quotes, as percentages and an absolute rounding allowance. */
+export interface QuoteTolerances {
+  /** |totalCost − price × totalFilled| may be up to this percent of totalCost ... */
+  costMismatchPct: Decimal;
+  /** ... or up to this absolute amount, whichever is larger (the service rounds totalCost to cents). */
+  costMismatchAbsolute: Decimal;
+  /** totalCost may exceed the strategy's amount by at most this percent (fees). */
+  feeAllowancePct: Decimal;
+}

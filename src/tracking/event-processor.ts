@@ -1,0 +1,107 @@
+/**
+ * What happens to a webhook event once it is stored: it is a hint, so it only nudges the tracker to fetch
+ * the order's tracking now. An event for an order we have not recorded yet (the `order` event can beat the
+ * cycle's own write) is kept as unknown_order and retried by the sweep for a while, then left for review.
+ */
+import type { TrackingSettings } from '../config/tracking-schema.js';
+import type { Database } from '../db/index.js';
+import type { Logger } from '../observability/logger.js';
+import { createPeriodicTask } from './periodic-task.js';
+import type { Tracker } from './tracker.js';
+
+export interface StoredEvent {
+  dedupeKey: string;
+  kind: string;
+  serviceOrderId: string | null;
+}
+
+export interface EventProcessorDeps {
+  database: Database;
+  tracker: Pick<Tracker, 'nudge'>;
+  logger: Logger;
+  settings: TrackingSettings['receiver'];
+  clock: () => Date;
+}
+
+export function createEventProcessor(deps: EventProcessorDeps) {
+  const { database, logger } = deps;
+  const inFlight = new Set<Promise<void>>();
+  let accepting = true;
+
+  async function process(event: StoredEvent): Promise<void> {
+    if (event.serviceOrderId === null) {
+      await database.webhookEvents.markProcessed(event.dedupeKey, 'processed');
+      return;
+    }
+    const outcome = await deps.tracker.nudge(event.serviceOrderId, 'webhook');
+    // A failed check leaves the event pending: the sweep tries again.
+    if (outcome === 'failed') return;
+    const status = outcome === 'unknown_order' ? 'unknown_order' : 'processed';
+    await database.webhookEvents.markProcessed(event.dedupeKey, status);
+    if (status === 'unknown_order') {
+      logger.info(
+        { kind: event.kind, orderId: event.serviceOrderId },
+        'webhook event for an unknown order kept',
+      );
+    }
+  }
+
+  function track(event: StoredEvent): Promise<void> {
+    const running = process(event)
+      .catch((error: unknown) => {
+        logger.error(
+          { err: error, kind: event.kind, orderId: event.serviceOrderId },
+          'webhook event not processed',
+        );
+      })
+      .finally(() => inFlight.delete(running));
+    inFlight.add(running);
+    return running;
+  }
+
+  /** Stored events still pending, and unknown_order ones within the retry window, processed again. */
+  async function sweep(): Promise<number> {
+    const unknownSince = new Date(deps.clock().getTime() - deps.settings.unknownOrderRetryMs);
+    const events = await database.webhookEvents.listToRetry(unknownSince);
+    for (const event of events) {
+      if (!accepting) break;
+      await track(event);
+    }
+    return events.length;
+  }
+
+  const sweeper = createPeriodicTask({
+    name: 'webhook event sweep',
+    intervalMs: deps.settings.sweepIntervalMs,
+    logger,
+    run: async () => {
+      await sweep();
+      return false;
+    },
+  });
+
+  return {
+    /** Processes a freshly stored event in the background (the delivery is answered already). */
+    accept(event: StoredEvent): void {
+      if (accepting) void track(event);
+    },
+    sweep,
+    start() {
+      accepting = true;
+      sweeper.start();
+    },
+    /** Stops the sweep and waits for events in processing; later events stay pending for the next start. */
+    async stop() {
+      accepting = false;
+      await sweeper.stop();
+      await idle();
+    },
+    idle,
+  };
+
+  async function idle(): Promise<void> {
+    while (inFlight.size > 0) await Promise.all(inFlight);
+  }
+}
+
+export type EventProcessor = ReturnType<typeof createEventProcessor>;

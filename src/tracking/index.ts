@@ -1,0 +1,91 @@
+/**
+ * Settlement tracking, as the composition root (src/app.ts) uses it: one object that owns the tracker,
+ * the webhook receiver (when a secret is set), the webhook-log backfill and the balance snapshots.
+ * Start it after the database and the client exist; stop it before closing them.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { PurchaseClient } from '../api/index.js';
+import type { Settings } from '../config/index.js';
+import type { Database } from '../db/index.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { createWebhookBackfill, type WebhookBackfill } from './backfill.js';
+import { type BalanceSnapshots, createBalanceSnapshots } from './balance-snapshots.js';
+import { createTracker, type Tracker } from './tracker.js';
+import { createWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
+
+export { type BackfillReport, createWebhookBackfill, type WebhookBackfill } from './backfill.js';
+export { type BalanceSnapshots, createBalanceSnapshots } from './balance-snapshots.js';
+export { type RegistrationResult, registerWebhooks, WANTED_EVENT_KINDS } from './registration.js';
+export { REDACTED_WEBHOOK_ROUTE, webhookUrl } from './secret.js';
+export { createTracker, type NudgeOutcome, type Tracker, type TrackerDeps } from './tracker.js';
+export { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverDeps } from './webhook-receiver.js';
+
+export interface TrackingDeps {
+  database: Database;
+  client: Pick<PurchaseClient, 'getTracking' | 'getBalance' | 'getAllWebhookLogs'>;
+  metrics: Metrics;
+  logger: Logger;
+  settings: Pick<Settings, 'tracking' | 'webhook'>;
+  clock?: () => Date;
+  /** This replica's name on order leases. */
+  owner?: string;
+}
+
+export interface Tracking {
+  tracker: Tracker;
+  /** undefined when no webhook secret is set: the receiver is off. */
+  receiver: WebhookReceiver | undefined;
+  backfill: WebhookBackfill;
+  balances: BalanceSnapshots;
+  /** Adds the receiver's route (if any) to the worker's HTTP server; call before it listens. */
+  registerRoutes(app: FastifyInstance): void;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createTracking(deps: TrackingDeps): Tracking {
+  const logger = deps.logger.child({ component: 'tracking' });
+  const settings = deps.settings.tracking;
+  const common = { database: deps.database, metrics: deps.metrics, logger, clock: deps.clock };
+  const tracker = createTracker({ ...common, client: deps.client, settings, owner: deps.owner });
+  const secret = deps.settings.webhook.secret;
+  const receiver =
+    secret === undefined ? undefined : createWebhookReceiver({ ...common, tracker, secret, settings });
+  const backfill = createWebhookBackfill({
+    client: deps.client,
+    tracker,
+    logger,
+    settings: settings.backfill,
+  });
+  const balances = createBalanceSnapshots({ ...common, client: deps.client, settings: settings.balance });
+  let started = false;
+
+  return {
+    tracker,
+    receiver,
+    backfill,
+    balances,
+    registerRoutes(app) {
+      receiver?.register(app);
+    },
+    start() {
+      if (started) return;
+      started = true;
+      tracker.start();
+      receiver?.start();
+      // Without a receiver no deliveries reach us, so there is nothing of ours to backfill.
+      if (receiver) backfill.start();
+      balances.start();
+    },
+    async stop() {
+      if (!started) return;
+      started = false;
+      // Reverse order of start: the consumers of the tracker go first, then the tracker itself.
+      await balances.stop();
+      await backfill.stop();
+      await receiver?.stop();
+      await tracker.stop();
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * One tracking check of one order: wait for the rate limiter, fetch GET /client/orders/:id/tracking, apply
+ * the report, tell operators, and decide when to look again. Failures never escape: the order is
+ * rescheduled with a growing delay, because one order the service cannot answer for must not stall others.
+ */
+import { isPurchaseApiError, type PurchaseClient } from '../api/index.js';
+import type { TrackingSettings } from '../config/tracking-schema.js';
+import type { Database, OrderRecord, SettlementSource } from '../db/index.js';
+import { countDatabaseErrors } from '../observability/database-errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { failureDelayMs, nextCheckDelayMs } from './backoff.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { reportApplied } from './settlement-report.js';
+import { type SettlementOutcome, toSnapshot } from './transitions.js';
+
+export interface OrderCheckDeps {
+  database: Database;
+  client: Pick<PurchaseClient, 'getTracking'>;
+  metrics: Metrics;
+  logger: Logger;
+  settings: TrackingSettings;
+  limiter: RateLimiter;
+  clock: () => Date;
+  random: () => number;
+}
+
+export type CheckResult = { ok: true; outcome: SettlementOutcome; order: OrderRecord } | { ok: false };
+
+export function createOrderCheck(deps: OrderCheckDeps) {
+  const { database, settings, clock } = deps;
+  /** Consecutive failures per order (this replica's view): the backoff of a failing order grows. */
+  const failures = new Map<number, number>();
+
+  async function fail(order: OrderRecord, error: unknown): Promise<CheckResult> {
+    const count = (failures.get(order.id) ?? 0) + 1;
+    failures.set(order.id, count);
+    const now = clock();
+    const delay = failureDelayMs(settings.poll, sinceProgress(order, now), count, deps.random);
+    const retryable = isPurchaseApiError(error) ? error.retryable : true;
+    const fields = { orderId: order.serviceOrderId, failures: count, retryInMs: delay, err: error };
+    if (retryable) deps.logger.warn(fields, 'tracking check failed; will retry');
+    else deps.logger.error(fields, 'tracking check failed; will retry later');
+    try {
+      await database.orders.reschedule(order.id, new Date(now.getTime() + delay));
+    } catch (rescheduleError) {
+      // The lease runs out on its own and another pass picks the order up again.
+      deps.logger.error(
+        { orderId: order.serviceOrderId, err: rescheduleError },
+        'could not reschedule order',
+      );
+    }
+    return { ok: false };
+  }
+
+  return async function checkOrder(
+    order: OrderRecord,
+    source: SettlementSource,
+    signal?: AbortSignal,
+  ): Promise<CheckResult> {
+    await deps.limiter.acquire(signal);
+    let snapshot: ReturnType<typeof toSnapshot>;
+    try {
+      const tracking = await deps.client.getTracking(order.serviceOrderId);
+      snapshot = toSnapshot(tracking);
+    } catch (error) {
+      return fail(order, error);
+    }
+    try {
+      const now = clock();
+      const nextCheckAt = new Date(
+        now.getTime() + nextCheckDelayMs(settings.poll, sinceProgress(order, now), deps.random),
+      );
+      const applied = await countDatabaseErrors(deps.metrics, 'tracking_apply', () =>
+        database.orders.applyTracking(order.id, snapshot, source, { nextCheckAt }),
+      );
+      failures.delete(order.id);
+      const outcome = reportApplied(deps, order, applied, source);
+      if (outcome.kind === 'advanced' || outcome.kind === 'updated') {
+        // Settlement moves in bursts: right after a change, look again soon rather than at the old pace.
+        const soon = new Date(now.getTime() + nextCheckDelayMs(settings.poll, 0, deps.random));
+        if (applied.order.settledAt === null && soon < nextCheckAt) {
+          await database.orders.reschedule(order.id, soon);
+        }
+      }
+      return { ok: true, outcome, order: applied.order };
+    } catch (error) {
+      return fail(order, error);
+    }
+  };
+}
+
+function sinceProgress(order: OrderRecord, now: Date): number {
+  return now.getTime() - order.lastProgressAt.getTime();
+}

@@ -1,0 +1,59 @@
+/**
+ * A bare HTTP server whose handler the test writes, for network behaviour the sandbox does not fake
+ * (a body cut off mid-way, a stalled body) and for counting what reached the wire.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RawServer {
+  url: string;
+  requests: { method: string; url: string; authorization: string | undefined }[];
+  close(): Promise<void>;
+}
+
+export async function startRawServer(
+  handle: (request: IncomingMessage, response: ServerResponse, index: number) => void,
+): Promise<RawServer> {
+  const requests: RawServer['requests'] = [];
+  const server = createServer((request, response) => {
+    requests.push({
+      method: request.method ?? '',
+      url: request.url ?? '',
+      authorization: request.headers.authorization,
+    });
+    request.resume();
+    request.on('end', () => handle(request, response, requests.length));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Sends the status line, headers and part of a JSON body, then destroys the connection. */
+export function resetMidBody(response: ServerResponse): void {
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
+  response.write('{"symbol":"USDTBRL","pri');
+  setImmediate(() => response.socket?.destroy());
+}
+
+/** Sends headers and part of a body, then goes silent (the test's body timeout must fire). */
+export function stallMidBody(response: ServerResponse): void {
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
+  response.write('{"symbol":');
+}
+
+/** A port with nothing listening: open a server, note its port, close it. */
+export async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}

@@ -1,0 +1,251 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase, type QuoteRecord } from '../../src/db/index.js';
+import { Decimal } from '../../src/money.js';
+import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
+
+const DAY = Date.parse('2026-03-02T00:00:00Z');
+const at = (hours: number) => new Date(DAY + hours * 3_600_000);
+
+describe.each(testBackends())('cycles on %s', (backend) => {
+  let test: TestDatabase;
+  let db: Database;
+  /** A second pool on the same database (PostgreSQL), standing in for another replica. */
+  let replica: Database;
+  let strategyCount = 0;
+
+  beforeAll(async () => {
+    test = await createTestDatabase(backend);
+    db = test.database;
+    replica = test.url ? await openDatabase({ url: test.url, maxConnections: 5 }) : db;
+  });
+  afterAll(async () => {
+    if (replica !== db) await replica.close();
+    await test.drop();
+  });
+
+  async function newStrategy(): Promise<string> {
+    const name = `strategy-${++strategyCount}`;
+    await db.strategies.upsertSeen([{ name, kind: 'dca', config: { amount: '100' }, hash: 'h' }]);
+    return name;
+  }
+
+  async function recordQuote(cycleId: number, totalCost: string): Promise<QuoteRecord> {
+    const now = new Date();
+    return db.quotes.record(cycleId, {
+      quoteId: `Q${cycleId}x${Math.floor(Math.random() * 1e6)}`.slice(0, 9),
+      symbol: 'USDTBRL',
+      amount: new Decimal(totalCost),
+      price: new Decimal('5.412345678901234567'),
+      totalCost: new Decimal(totalCost),
+      totalFilled: new Decimal('0.123456789012345678'),
+      expiresIn: 5,
+      requestedAt: now,
+      receivedAt: now,
+      deadlineAt: new Date(now.getTime() + 4_000),
+    });
+  }
+
+  /** Drives a fresh cycle to `state` through legal moves, with a quote of `totalCost`. */
+  async function cycleIn(
+    strategy: string,
+    slot: Date,
+    state: 'quoted' | 'submitting' | 'placed' | 'unsure' | 'failed',
+    totalCost = '100',
+  ) {
+    const claimed = await db.cycles.claimSlot({ strategy, slot, trigger: 'schedule', owner: 'r1' });
+    if (!claimed) throw new Error('slot already claimed');
+    const quote = await recordQuote(claimed.id, totalCost);
+    let cycle = await db.cycles.transition(claimed.id, 'claimed', 'quoted', { quote });
+    if (state === 'quoted') return cycle!;
+    cycle = await db.cycles.transition(claimed.id, 'quoted', 'submitting');
+    if (state === 'submitting') return cycle!;
+    return (await db.cycles.transition(claimed.id, 'submitting', state))!;
+  }
+
+  it('lets exactly one of many racing claimers win a slot', async () => {
+    const strategy = await newStrategy();
+    const slot = at(10);
+    const claims = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? replica : db).cycles.claimSlot({
+          strategy,
+          slot,
+          trigger: 'schedule',
+          owner: `replica-${i}`,
+        }),
+      ),
+    );
+    const winners = claims.filter((claim) => claim !== null);
+    expect(winners).toHaveLength(1);
+    expect(winners[0]).toMatchObject({ strategy, slot, state: 'claimed', attempts: 0, trigger: 'schedule' });
+    expect(await db.cycles.getBySlot(strategy, slot)).toMatchObject({
+      id: winners[0]!.id,
+      owner: winners[0]!.owner,
+    });
+  });
+
+  it('moves only along legal transitions, by compare-and-set', async () => {
+    const strategy = await newStrategy();
+    const claimed = (await db.cycles.claimSlot({ strategy, slot: at(1), trigger: 'once', owner: 'r1' }))!;
+
+    await expect(db.cycles.transition(claimed.id, 'claimed', 'placed')).rejects.toMatchObject({
+      code: 'ILLEGAL_TRANSITION',
+    });
+    await expect(db.cycles.transition(claimed.id, 'claimed', 'submitting')).rejects.toMatchObject({
+      code: 'ILLEGAL_TRANSITION',
+    });
+    // A legal move from a state the cycle is not in is a CAS miss, not an error.
+    expect(await db.cycles.transition(claimed.id, 'quoted', 'submitting')).toBeNull();
+
+    const quote = await recordQuote(claimed.id, '2500.00');
+    const quoted = await db.cycles.transition(claimed.id, 'claimed', 'quoted', {
+      quote,
+      trace: { maxPrice: { passed: true, limit: '5.90' } },
+    });
+    expect(quoted).toMatchObject({ state: 'quoted', quoteId: quote.quoteId, quoteRecordId: quote.id });
+    expect(quoted!.totalCost!.eq('2500')).toBe(true);
+    expect(quoted!.trace).toEqual({ maxPrice: { passed: true, limit: '5.90' } });
+
+    const submitting = await db.cycles.transition(claimed.id, 'quoted', 'submitting');
+    expect(submitting).toMatchObject({ state: 'submitting', attempts: 1, finishedAt: null });
+    expect(submitting!.submittedAt).toBeInstanceOf(Date);
+
+    // Expired quote: back to quoted with a fresh quote, then a second attempt.
+    const fresh = await recordQuote(claimed.id, '2500.00');
+    await db.cycles.transition(claimed.id, 'submitting', 'quoted', {
+      quote: fresh,
+      errorCode: 'QUOTE_EXPIRED',
+    });
+    const again = await db.cycles.transition(claimed.id, 'quoted', 'submitting', { errorCode: null });
+    expect(again).toMatchObject({ attempts: 2, quoteId: fresh.quoteId, errorCode: null });
+
+    const unsure = await db.cycles.transition(claimed.id, 'submitting', 'unsure', {
+      errorCode: 'OUTCOME_UNKNOWN',
+      errorMessage: 'headers timeout',
+    });
+    expect(unsure).toMatchObject({ state: 'unsure', finishedAt: null });
+    const placed = await db.cycles.transition(claimed.id, 'unsure', 'placed', { serviceOrderId: 'ord-1' });
+    expect(placed).toMatchObject({ state: 'placed', serviceOrderId: 'ord-1', errorCode: 'OUTCOME_UNKNOWN' });
+    expect(placed!.finishedAt).toBeInstanceOf(Date);
+
+    await expect(db.cycles.transition(claimed.id, 'placed', 'failed')).rejects.toMatchObject({
+      code: 'ILLEGAL_TRANSITION',
+    });
+    expect((await db.cycles.get(claimed.id))!.state).toBe('placed');
+  });
+
+  it('lets one of two racing transitions win and reports the other as a miss', async () => {
+    const strategy = await newStrategy();
+    const cycle = await cycleIn(strategy, at(2), 'submitting');
+    const [a, b] = await Promise.all([
+      db.cycles.transition(cycle.id, 'submitting', 'placed', { serviceOrderId: 'ord-a' }),
+      replica.cycles.transition(cycle.id, 'submitting', 'unsure', { errorCode: 'OUTCOME_UNKNOWN' }),
+    ]);
+    expect([a, b].filter((result) => result !== null)).toHaveLength(1);
+  });
+
+  it('stores decimals with 18 fractional digits exactly', async () => {
+    const strategy = await newStrategy();
+    const claimed = (await db.cycles.claimSlot({ strategy, slot: at(3), trigger: 'schedule', owner: 'r1' }))!;
+    const values = {
+      amount: '123456789012345678.123456789012345678',
+      price: '0.000000000000000001',
+      totalCost: '99999999999999999999.999999999999999999',
+      totalFilled: '1.100000000000000001',
+    };
+    const now = new Date();
+    const quote = await db.quotes.record(claimed.id, {
+      quoteId: 'EXACT1234',
+      symbol: 'USDTBRL',
+      amount: new Decimal(values.amount),
+      price: new Decimal(values.price),
+      totalCost: new Decimal(values.totalCost),
+      totalFilled: new Decimal(values.totalFilled),
+      expiresIn: 5,
+      requestedAt: now,
+      receivedAt: now,
+      deadlineAt: now,
+    });
+    const [stored] = await db.quotes.forCycle(claimed.id);
+    for (const [field, text] of Object.entries(values)) {
+      expect(stored![field as keyof typeof values].toFixed(), field).toBe(text);
+      expect(quote[field as keyof typeof values].toFixed(), field).toBe(text);
+    }
+    const quoted = await db.cycles.transition(claimed.id, 'claimed', 'quoted', { quote });
+    expect(quoted!.totalCost!.toFixed()).toBe(values.totalCost);
+    expect(quoted!.price!.toFixed()).toBe(values.price);
+  });
+
+  it('sums spend exactly over money that may have left, within [from, to)', async () => {
+    const strategy = await newStrategy();
+    const other = await newStrategy();
+    await cycleIn(strategy, at(0), 'placed', '0.1');
+    await cycleIn(strategy, at(5), 'submitting', '0.2');
+    await cycleIn(strategy, at(23.99), 'unsure', '1000000000000.000000000000000001');
+    await cycleIn(strategy, at(6), 'failed', '7'); // never left
+    await cycleIn(strategy, at(7), 'quoted', '8'); // not sent
+    await cycleIn(strategy, at(24), 'placed', '9'); // next day: excluded by the open upper bound
+    await cycleIn(strategy, at(-0.001), 'placed', '10'); // previous day
+    await cycleIn(other, at(8), 'placed', '11'); // another strategy
+
+    const spent = await db.cycles.spentBetween(strategy, at(0), at(24));
+    expect(spent.toFixed()).toBe('1000000000000.300000000000000001');
+    expect((await db.cycles.spentBetween(strategy, at(100), at(124))).toFixed()).toBe('0');
+  });
+
+  it('reports the last moment an order request left, for cooldowns', async () => {
+    const strategy = await newStrategy();
+    expect(await db.cycles.lastPlacedAt(strategy)).toBeNull();
+    await cycleIn(strategy, at(1), 'failed');
+    expect(await db.cycles.lastPlacedAt(strategy)).toBeNull();
+    const placed = await cycleIn(strategy, at(2), 'placed');
+    expect(await db.cycles.lastPlacedAt(strategy)).toEqual(placed.submittedAt);
+    const inFlight = await cycleIn(strategy, at(3), 'submitting');
+    expect(await db.cycles.lastPlacedAt(strategy)).toEqual(inFlight.submittedAt);
+  });
+
+  it('splits unsure cycles between two reconcilers without overlap, until the lease ends', async () => {
+    const strategy = await newStrategy();
+    const ids: number[] = [];
+    for (let i = 0; i < 30; i++) ids.push((await cycleIn(strategy, at(100 + i), 'unsure')).id);
+    const now = new Date();
+
+    const [mine, theirs] = await Promise.all([
+      db.cycles.claimUnsure('reconciler-a', 60_000, 25, now),
+      replica.cycles.claimUnsure('reconciler-b', 60_000, 25, now),
+    ]);
+    // Earlier tests in this file may have left unsure cycles of other strategies behind.
+    const ofThisTest = (list: { id: number; strategy: string }[]) =>
+      list.filter((cycle) => cycle.strategy === strategy).map((cycle) => cycle.id);
+    const a = ofThisTest(mine);
+    const b = ofThisTest(theirs);
+    expect(a.filter((id) => b.includes(id))).toEqual([]);
+    expect([...a, ...b].sort((x, y) => x - y)).toEqual(ids);
+    expect(mine.every((cycle) => cycle.leaseOwner === 'reconciler-a')).toBe(true);
+
+    expect(await db.cycles.claimUnsure('reconciler-c', 60_000, 50, new Date(now.getTime() + 59_000))).toEqual(
+      [],
+    );
+    const afterLease = await db.cycles.claimUnsure(
+      'reconciler-c',
+      60_000,
+      50,
+      new Date(now.getTime() + 61_000),
+    );
+    expect(ofThisTest(afterLease)).toHaveLength(30);
+
+    // Resolving a cycle releases its lease and takes it out of the unsure set.
+    const resolved = await db.cycles.transition(ids[0]!, 'unsure', 'not_placed', { reasonCode: 'NOT_FOUND' });
+    expect(resolved).toMatchObject({ state: 'not_placed', leaseOwner: null, leaseUntil: null });
+    expect(ofThisTest(await db.cycles.listByState('unsure', 100))).toHaveLength(29);
+  });
+
+  it('lists recent cycles newest first', async () => {
+    const strategy = await newStrategy();
+    await cycleIn(strategy, at(200), 'placed');
+    const later = await cycleIn(strategy, at(201), 'quoted');
+    const recent = await db.cycles.listRecent({ strategy, limit: 1 });
+    expect(recent.map((cycle) => cycle.id)).toEqual([later.id]);
+    expect((await db.cycles.listRecent({ strategy })).length).toBe(2);
+  });
+});

@@ -1,0 +1,112 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Database, findMigrationsFolder, migrate, openDatabase } from '../../src/db/index.js';
+import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
+
+const TABLES = [
+  'balance_snapshots',
+  'control',
+  'cycles',
+  'orders',
+  'quotes',
+  'settlement_events',
+  'strategies',
+  'webhook_events',
+];
+
+async function publicTables(database: Database): Promise<string[]> {
+  const rows = await database.withReservedConnection((connection) =>
+    connection.query(
+      "select table_name from information_schema.tables where table_schema = 'public' order by table_name",
+    ),
+  );
+  return rows.map((row) => String(row.table_name));
+}
+
+async function appliedCount(database: Database): Promise<number> {
+  const [row] = await database.withReservedConnection((connection) =>
+    connection.query('select count(*)::int as n from drizzle.__drizzle_migrations'),
+  );
+  return Number(row?.n);
+}
+
+describe.each(testBackends())('migrations on %s', (backend) => {
+  const opened: TestDatabase[] = [];
+  const extra: Database[] = [];
+  afterEach(async () => {
+    for (const database of extra.splice(0)) await database.close();
+    for (const test of opened.splice(0)) await test.drop();
+  });
+
+  it('creates every table on an empty database, then applies nothing the second time', async () => {
+    const test = await createTestDatabase(backend, { empty: true });
+    opened.push(test);
+    expect(await publicTables(test.database)).toEqual([]);
+
+    const first = await migrate(test.database);
+    expect(first.applied).toEqual(['0000_initial']);
+    expect(await publicTables(test.database)).toEqual(TABLES);
+
+    const second = await migrate(test.database);
+    expect(second.applied).toEqual([]);
+    expect(await appliedCount(test.database)).toBe(1);
+  });
+
+  it('lets concurrent migrators apply each migration exactly once', async () => {
+    const test = await createTestDatabase(backend, { empty: true });
+    opened.push(test);
+    // On PostgreSQL each migrator has its own pool, as separate replicas would; PGlite has one session.
+    const others = test.url
+      ? await Promise.all([1, 2, 3].map(() => openDatabase({ url: test.url, maxConnections: 1 })))
+      : [test.database, test.database, test.database];
+    if (test.url) extra.push(...others);
+
+    const results = await Promise.all([test.database, ...others].map((database) => migrate(database)));
+
+    expect(results.flatMap((result) => result.applied)).toEqual(['0000_initial']);
+    expect(await appliedCount(test.database)).toBe(1);
+    expect(await publicTables(test.database)).toEqual(TABLES);
+  });
+
+  it('refuses to start when an applied migration file was edited afterwards', async () => {
+    const test = await createTestDatabase(backend);
+    opened.push(test);
+    const folder = await mkdtemp(join(tmpdir(), 'treasury-migrations-'));
+    try {
+      await cp(findMigrationsFolder(), folder, { recursive: true });
+      const file = join(folder, '0000_initial.sql');
+      await writeFile(file, `${await readFile(file, 'utf8')}\n-- edited\n`);
+
+      await expect(migrate(test.database, { folder })).rejects.toMatchObject({
+        code: 'DB_MIGRATION_FAILED',
+        message: expect.stringContaining('0000_initial was changed'),
+      });
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('names the failing migration and rolls all of it back', async () => {
+    const test = await createTestDatabase(backend, { empty: true });
+    opened.push(test);
+    const folder = await mkdtemp(join(tmpdir(), 'treasury-migrations-'));
+    try {
+      await cp(findMigrationsFolder(), folder, { recursive: true });
+      const file = join(folder, '0000_initial.sql');
+      await writeFile(
+        file,
+        `${await readFile(file, 'utf8')}--> statement-breakpoint\nselect * from missing_table;`,
+      );
+
+      await expect(migrate(test.database, { folder })).rejects.toMatchObject({
+        code: 'DB_MIGRATION_FAILED',
+        message: expect.stringMatching(/migration 0000_initial failed: .*missing_table/),
+      });
+      expect(await publicTables(test.database)).toEqual([]);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import type { CycleRequest } from '../../src/engine/index.js';
+import { createLimiter, Scheduler } from '../../src/engine/index.js';
+import { engineSettings, strategy } from './support/harness.js';
+
+/**
+ * Schedule logic with a fake clock: the scheduler is driven by explicit ticks and sweeps (node-cron off);
+ * the cycles it dispatches are collected instead of run.
+ */
+function fakeScheduler(start: string) {
+  let now = Date.parse(start);
+  const dispatched: CycleRequest[] = [];
+  const context = {
+    settings: engineSettings({ catchUpLagMs: 2_000 }),
+    clock: () => new Date(now),
+    logger: { info() {}, error() {}, warn() {}, debug() {} },
+  } as never;
+  const scheduler = new Scheduler({
+    context,
+    limiter: createLimiter(4),
+    runCycle: async (request) => {
+      dispatched.push(request);
+      return {} as never;
+    },
+    useCron: false,
+  });
+  return {
+    scheduler,
+    dispatched,
+    at: (iso: string) => {
+      now = Date.parse(iso);
+      return new Date(now);
+    },
+    slots: () => dispatched.map((request) => `${request.strategy.name}@${request.slot.toISOString()}`),
+    settle: () => new Promise((resolve) => setImmediate(resolve)),
+  };
+}
+
+describe('scheduler', () => {
+  it('takes the slot from the clock at tick time (latest slot at or before now), once per process', async () => {
+    const fake = fakeScheduler('2030-03-04T09:59:00Z');
+    const daily = strategy({ name: 'daily', schedule: '0 10 * * *', timezone: 'UTC' });
+    fake.scheduler.start([daily]);
+    // node-cron fires late (a busy event loop): still the 10:00 slot.
+    fake.scheduler.tick('daily', fake.at('2030-03-04T10:00:00.750Z'));
+    fake.scheduler.tick('daily', fake.at('2030-03-04T10:00:01.100Z'));
+    await fake.settle();
+    expect(fake.slots()).toEqual(['daily@2030-03-04T10:00:00.000Z']);
+    await fake.scheduler.stop(1_000);
+  });
+
+  it('computes slots in the strategy’s zone', async () => {
+    const fake = fakeScheduler('2030-07-01T12:00:00Z');
+    const saoPaulo = strategy({ name: 'sp', schedule: '0 10 * * 1-5', timezone: 'America/Sao_Paulo' });
+    fake.scheduler.start([saoPaulo]);
+    fake.scheduler.tick('sp', fake.at('2030-07-01T13:00:00.020Z'));
+    await fake.settle();
+    expect(fake.slots()).toEqual(['sp@2030-07-01T13:00:00.000Z']);
+    await fake.scheduler.stop(1_000);
+  });
+
+  it('catches up, in a sweep, a slot node-cron never fired (the DST gap: 02:30 New York on spring-forward day)', async () => {
+    const fake = fakeScheduler('2030-03-10T06:00:00Z'); // 01:00 EST, the night clocks jump from 02:00 to 03:00
+    const gap = strategy({ name: 'gap', schedule: '30 2 * * *', timezone: 'America/New_York' });
+    fake.scheduler.start([gap]);
+    fake.scheduler.sweep(fake.at('2030-03-10T07:30:00Z')); // 03:30 EDT: no tick came
+    await fake.settle();
+    // The 02:30 reading does not exist that day; it is due at the first instant after the gap, 03:00 EDT.
+    expect(fake.slots()).toEqual(['gap@2030-03-10T07:00:00.000Z']);
+    fake.scheduler.sweep(fake.at('2030-03-10T08:00:00Z'));
+    await fake.settle();
+    expect(fake.dispatched).toHaveLength(1);
+    await fake.scheduler.stop(1_000);
+  });
+
+  it('sweeps only slots older than the lag and never re-dispatches what a tick already ran', async () => {
+    const fake = fakeScheduler('2030-01-01T00:00:00Z');
+    const everySecond = strategy({ name: 'each-second', schedule: '* * * * * *' });
+    fake.scheduler.start([everySecond]);
+    fake.scheduler.tick('each-second', fake.at('2030-01-01T00:00:01.010Z'));
+    fake.scheduler.tick('each-second', fake.at('2030-01-01T00:00:03.010Z')); // the tick of :02 was lost
+    fake.scheduler.sweep(fake.at('2030-01-01T00:00:04.500Z')); // lag 2 s: looks at (0, 02.5]
+    await fake.settle();
+    expect(fake.slots()).toEqual([
+      'each-second@2030-01-01T00:00:01.000Z',
+      'each-second@2030-01-01T00:00:03.000Z',
+      'each-second@2030-01-01T00:00:02.000Z',
+    ]);
+    await fake.scheduler.stop(1_000);
+  });
+
+  it('applies a changed set: new strategies scheduled, removed ones no longer fire, disabled ones never', async () => {
+    const fake = fakeScheduler('2030-01-01T00:00:00Z');
+    fake.scheduler.start([strategy({ name: 'a' }), strategy({ name: 'off', enabled: false })]);
+    expect(fake.scheduler.size).toBe(1);
+    const summary = fake.scheduler.apply([
+      strategy({ name: 'b' }),
+      strategy({ name: 'a', schedule: '*/2 * * * * *' }),
+    ]);
+    expect(summary).toEqual({ added: ['b'], changed: ['a'], removed: [] });
+    expect(fake.scheduler.apply([strategy({ name: 'b' })])).toEqual({
+      added: [],
+      changed: [],
+      removed: ['a'],
+    });
+    fake.scheduler.tick('a', fake.at('2030-01-01T00:00:05Z'));
+    fake.scheduler.tick('b', fake.at('2030-01-01T00:00:05Z'));
+    await fake.settle();
+    expect(fake.slots()).toEqual(['b@2030-01-01T00:00:05.000Z']);
+    await fake.scheduler.stop(1_000);
+  });
+
+  it('drops queued cycles once stopping and dispatches nothing after stop', async () => {
+    const fake = fakeScheduler('2030-01-01T00:00:00Z');
+    fake.scheduler.start([strategy({ name: 'late' })]);
+    await fake.scheduler.stop(1_000);
+    expect(fake.scheduler.dispatch(strategy({ name: 'late' }), new Date(), 'schedule')).toBe(false);
+    fake.scheduler.tick('late', fake.at('2030-01-01T00:00:09Z'));
+    await fake.settle();
+    expect(fake.dispatched).toHaveLength(0);
+  });
+});
+
+describe('cycles of one strategy', () => {
+  it('run one after the other in a process (each sees what the previous spent), other strategies in parallel', async () => {
+    const events: string[] = [];
+    const gates = new Map<string, () => void>();
+    const context = {
+      settings: engineSettings(),
+      clock: () => new Date('2030-01-01T00:00:00Z'),
+      logger: { info() {}, error() {}, warn() {}, debug() {} },
+    } as never;
+    const scheduler = new Scheduler({
+      context,
+      limiter: createLimiter(8),
+      runCycle: async ({ strategy: s, slot }) => {
+        const key = `${s.name}@${slot.getUTCSeconds()}`;
+        events.push(`start ${key}`);
+        await new Promise<void>((resolve) => gates.set(key, resolve));
+        events.push(`end ${key}`);
+        return {} as never;
+      },
+      useCron: false,
+    });
+    const a = strategy({ name: 'a' });
+    const b = strategy({ name: 'b' });
+    scheduler.dispatch(a, new Date('2030-01-01T00:00:01Z'), 'schedule');
+    scheduler.dispatch(a, new Date('2030-01-01T00:00:02Z'), 'schedule');
+    scheduler.dispatch(b, new Date('2030-01-01T00:00:01Z'), 'schedule');
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await settle();
+    expect(events).toEqual(['start a@1', 'start b@1']);
+    gates.get('a@1')!();
+    await settle();
+    expect(events).toEqual(['start a@1', 'start b@1', 'end a@1', 'start a@2']);
+    gates.get('a@2')!();
+    gates.get('b@1')!();
+    expect(await scheduler.stop(1_000)).toBe(true);
+  });
+});

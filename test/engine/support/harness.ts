@@ -1,0 +1,172 @@
+/**
+ * The engine test bench: a real sandbox over HTTP, a real test database, the real client (its observer
+ * hook records every request and can act on it, e.g. move the sandbox's clock), metrics on their own
+ * registry, and a logger whose every line is captured. Nothing of ours is mocked.
+ */
+import { Writable } from 'node:stream';
+import { createPurchaseClient, type PurchaseClient, type RequestEvent } from '../../../src/api/index.js';
+import { type EngineSettings, engineSchema } from '../../../src/config/index.js';
+import type { CycleTrigger, Database } from '../../../src/db/index.js';
+import {
+  type CycleReport,
+  createApiObserver,
+  type EngineContext,
+  KillSwitch,
+  recordStrategiesSeen,
+  runCycle,
+} from '../../../src/engine/index.js';
+import { Decimal } from '../../../src/money.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { createMetrics, type Metrics } from '../../../src/observability/metrics.js';
+import {
+  DEMO_TOKEN,
+  type RunningSandbox,
+  type SandboxOptions,
+  startSandbox,
+} from '../../../src/sandbox/index.js';
+import { type DcaStrategy, DEFAULT_QUOTE_TOLERANCES, type Strategy } from '../../../src/strategy/index.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export interface EngineBench {
+  sandbox: RunningSandbox;
+  test: TestDatabase;
+  database: Database;
+  client: PurchaseClient;
+  metrics: Metrics;
+  context: EngineContext;
+  lines: LogLine[];
+  requests: RequestEvent[];
+  /** Called after every client request, before the caller sees the answer. */
+  onRequest: ((event: RequestEvent) => void) | undefined;
+  /** Records the strategy (as the worker does at load) and runs one cycle of it. */
+  run(strategy: Strategy, slot?: Date, trigger?: CycleTrigger): Promise<CycleReport>;
+  /** Milliseconds added to the sandbox's clock (to expire quotes without waiting). */
+  sandboxClockOffsetMs: number;
+  close(): Promise<void>;
+}
+
+export interface BenchOptions {
+  engine?: Record<string, unknown>;
+  sandbox?: SandboxOptions;
+  dryRun?: boolean;
+  clock?: () => Date;
+  replicaId?: string;
+  /** Reuse a database (a second replica on the same one). */
+  test?: TestDatabase;
+}
+
+export function engineSettings(overrides: Record<string, unknown> = {}): EngineSettings {
+  return engineSchema.parse(overrides);
+}
+
+export async function startEngineBench(options: BenchOptions = {}): Promise<EngineBench> {
+  const bench = {} as EngineBench;
+  bench.sandboxClockOffsetMs = 0;
+  bench.sandbox = await startSandbox({
+    stepMs: 0,
+    now: () => Date.now() + bench.sandboxClockOffsetMs,
+    ...options.sandbox,
+  });
+  bench.test = options.test ?? (await createTestDatabase());
+  bench.database = bench.test.database;
+  bench.lines = [];
+  bench.requests = [];
+  bench.metrics = createMetrics({ defaultMetrics: false });
+  const observer = createApiObserver(bench.metrics);
+  bench.client = createPurchaseClient({
+    baseUrl: bench.sandbox.url,
+    token: DEMO_TOKEN,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    onRequest: (event) => {
+      observer.onRequest(event);
+      bench.requests.push(event);
+      bench.onRequest?.(event);
+    },
+  });
+  const logger = createLogger({
+    level: 'debug',
+    secrets: [DEMO_TOKEN],
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n')) if (line) bench.lines.push(JSON.parse(line) as LogLine);
+        done();
+      },
+    }),
+  });
+  const clock = options.clock ?? (() => new Date());
+  bench.context = {
+    database: bench.database,
+    client: bench.client,
+    metrics: bench.metrics,
+    logger,
+    settings: engineSettings(options.engine),
+    dryRun: options.dryRun ?? false,
+    replicaId: options.replicaId ?? 'test-replica',
+    clock,
+    killSwitch: new KillSwitch({
+      control: bench.database.control,
+      cacheMs: 1_000,
+      clock,
+      metrics: bench.metrics,
+    }),
+    tolerances: DEFAULT_QUOTE_TOLERANCES,
+  };
+  bench.run = async (strategy, slot = freshSlot(), trigger = 'once') => {
+    await recordStrategiesSeen(bench.context, [strategy]);
+    return runCycle(bench.context, { strategy, slot, trigger });
+  };
+  bench.close = async () => {
+    await bench.client.close();
+    await bench.sandbox.close();
+    if (!options.test) await bench.test.drop();
+  };
+  return bench;
+}
+
+export const d = (text: string) => new Decimal(text);
+
+/** A plain DCA strategy in UTC, every second, changed only where a test says so. */
+export function strategy(overrides: Partial<DcaStrategy> = {}): DcaStrategy {
+  return {
+    kind: 'dca',
+    name: 'engine-test',
+    symbol: 'USDTBRL',
+    amount: d('100.00'),
+    schedule: '* * * * * *',
+    timezone: 'UTC',
+    missed: 'skip',
+    missedGraceMs: 600_000,
+    enabled: true,
+    dryRun: false,
+    source: { file: 'test.yaml', line: 1 },
+    ...overrides,
+  };
+}
+
+/** Distinct slots for tests that run one cycle each. */
+let nextSlot = Date.UTC(2030, 0, 1, 10, 0, 0);
+export function freshSlot(): Date {
+  nextSlot += 1_000;
+  return new Date(nextSlot);
+}
+
+/** The current value of a counter or gauge series with these labels (0 when never set). */
+export async function metricValue(
+  metrics: Metrics,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const metric = metrics.registry.getSingleMetric(name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  const { values } = await metric.get();
+  const match = values.find((value) =>
+    Object.entries(labels).every(([key, expected]) => String(value.labels[key]) === expected),
+  );
+  return match?.value ?? 0;
+}

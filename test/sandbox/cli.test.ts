@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { cliInvocation } from '../support/cli.js';
+import { call } from './http.js';
+
+describe('treasury-bot sandbox command', () => {
+  it('serves with the given tokens, never logs them, and stops cleanly on SIGTERM', async () => {
+    const child = spawn(
+      ...cliInvocation([
+        'sandbox',
+        '--port',
+        '0',
+        '--token',
+        'cli-secret-token',
+        '--read-token',
+        'cli-read-token',
+        '--step-ms',
+        '0',
+        '--seed',
+        '9',
+      ]),
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /sandbox listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+        if (match) resolve(match[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`sandbox exited early (${code}): ${output}`)));
+    });
+    const quote = await call(url, 'GET', '/client/quote?symbols=USDTBRL&amount=10', {
+      token: 'cli-secret-token',
+    });
+    expect(quote.status).toBe(200);
+    expect((await call(url, 'GET', '/client/balance', { token: 'cli-read-token' })).status).toBe(200);
+    expect((await call(url, 'GET', '/client/balance', { token: 'sandbox-demo-token' })).status).toBe(401);
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(output).toContain('sandbox stopping');
+    expect(output).not.toContain('cli-secret-token');
+    expect(output).not.toContain('cli-read-token');
+  });
+
+  it('refuses a bad flag with a clear message and exit code 1', async () => {
+    const child = spawn(...cliInvocation(['sandbox', '--step-ms', '-5']), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/--step-ms/);
+  });
+});

@@ -1,0 +1,96 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/money.js';
+import {
+  budgetPeriods,
+  DEFAULT_QUOTE_TOLERANCES,
+  evaluateBeforeQuote,
+  evaluateQuote,
+  type QuoteView,
+} from '../../src/strategy/index.js';
+import { dca } from './strategy-builders.js';
+
+/**
+ * Simulates an engine that asks the rules before and after quoting, over random sequences of slots and
+ * quotes, with spend accumulating only on 'place'. Whatever the sequence, no calendar day or month of the
+ * strategy's zone may end up above its cap.
+ */
+
+const cents = (min: number, max: number) =>
+  fc.integer({ min, max }).map((value) => new Decimal(value).dividedBy(100));
+
+const scenario = fc
+  .record({
+    amount: cents(100, 500_000),
+    dayFactor: fc.integer({ min: 100, max: 600 }), // perDay = amount × factor / 100
+    monthFactor: fc.integer({ min: 100, max: 2000 }), // perMonth = perDay × factor / 100
+    zone: fc.constantFrom('America/New_York', 'America/Sao_Paulo', 'Europe/Berlin', 'UTC'),
+    start: fc.integer({ min: Date.UTC(2024, 0, 1), max: Date.UTC(2025, 0, 1) }),
+    steps: fc.array(
+      fc.record({
+        advanceMs: fc.integer({ min: 0, max: 30 * 3_600_000 }),
+        priceTicks: fc.integer({ min: 50_000, max: 60_000 }), // 5.0000 .. 6.0000
+        costPermille: fc.integer({ min: 500, max: 1020 }), // totalCost = amount × 0.5 .. 1.02
+      }),
+      { minLength: 1, maxLength: 60 },
+    ),
+  })
+  .map((input) => {
+    const perDay = input.amount.times(input.dayFactor).dividedBy(100).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+    const perMonth = perDay.times(input.monthFactor).dividedBy(100).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+    return { ...input, perDay, perMonth };
+  });
+
+function quoteOf(amount: Decimal, priceTicks: number, costPermille: number): QuoteView {
+  const price = new Decimal(priceTicks).dividedBy(10_000);
+  const totalCost = amount.times(costPermille).dividedBy(1000).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+  return {
+    amount,
+    price,
+    totalCost,
+    totalFilled: totalCost.dividedBy(price).toDecimalPlaces(8, Decimal.ROUND_DOWN),
+  };
+}
+
+describe('budgets under random sequences of slots and quotes', () => {
+  it('never lets a day or a month exceed its cap', () => {
+    fc.assert(
+      fc.property(scenario, ({ amount, perDay, perMonth, zone, start, steps }) => {
+        const strategy = dca({ amount, timezone: zone, budget: { perDay, perMonth } });
+        const placed: { at: Date; cost: Decimal }[] = [];
+        const spentIn = (from: Date, until: Date) =>
+          placed
+            .filter((order) => order.at >= from && order.at < until)
+            .reduce((sum, order) => sum.plus(order.cost), new Decimal(0));
+        let now = start;
+        for (const step of steps) {
+          now += step.advanceMs;
+          const at = new Date(now);
+          const { day, month } = budgetPeriods(zone, at);
+          const spent = { day: spentIn(day.start, day.end), month: spentIn(month.start, month.end) };
+          if (evaluateBeforeQuote({ strategy, now: at, spent }).action !== 'place') continue;
+          const quote = quoteOf(amount, step.priceTicks, step.costPermille);
+          const decision = evaluateQuote({
+            strategy,
+            now: at,
+            spent,
+            quote,
+            tolerances: DEFAULT_QUOTE_TOLERANCES,
+          });
+          if (decision.action === 'place') placed.push({ at, cost: quote.totalCost });
+        }
+        const totals = (period: 'day' | 'month') => {
+          const sums = new Map<string, Decimal>();
+          for (const order of placed) {
+            const key = budgetPeriods(zone, order.at)[period].start.toISOString();
+            sums.set(key, (sums.get(key) ?? new Decimal(0)).plus(order.cost));
+          }
+          return [...sums.values()];
+        };
+        for (const sum of totals('day')) expect(sum.lessThanOrEqualTo(perDay)).toBe(true);
+        for (const sum of totals('month')) expect(sum.lessThanOrEqualTo(perMonth)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

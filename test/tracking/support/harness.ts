@@ -1,0 +1,124 @@
+/**
+ * The tracking test bench: a real sandbox over HTTP (stepMs 0: orders move only when a test steps them),
+ * a real test database, the real client, metrics on their own registry, and a logger whose every line is
+ * captured. Nothing of ours is mocked.
+ */
+import type { FastifyInstance } from 'fastify';
+import { createPurchaseClient, type PurchaseClient, type RequestEvent } from '../../../src/api/index.js';
+import { type TrackingSettings, trackingSettingsSchema } from '../../../src/config/index.js';
+import type { Database, OrderRecord } from '../../../src/db/index.js';
+import { Decimal } from '../../../src/money.js';
+import { createHttpServer, listen } from '../../../src/observability/http-server.js';
+import { createLogger, type Logger } from '../../../src/observability/logger.js';
+import { createMetrics, type Metrics } from '../../../src/observability/metrics.js';
+import {
+  DEMO_TOKEN,
+  type RunningSandbox,
+  type SandboxOptions,
+  startSandbox,
+} from '../../../src/sandbox/index.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+
+export const SECRET = 'whsec-Zq8v1TtY3mKp0rLx';
+
+export interface Bench {
+  sandbox: RunningSandbox;
+  test: TestDatabase;
+  database: Database;
+  client: PurchaseClient;
+  metrics: Metrics;
+  logger: Logger;
+  /** Every log line written so far (JSON text). */
+  lines: string[];
+  /** Every request the client sent. */
+  requests: RequestEvent[];
+  /** The test clock: real time unless a test moves it (`clock.set`, `clock.advance`). */
+  clock: FakeableClock;
+  settings(overrides?: Record<string, unknown>): TrackingSettings;
+  /** Quotes and buys at the sandbox, and records the order as ours; returns our record. */
+  placeOrder(options?: { record?: boolean }): Promise<{ serviceOrderId: string; order: OrderRecord | null }>;
+  close(): Promise<void>;
+}
+
+export interface FakeableClock {
+  (): Date;
+  set(at: Date): void;
+  advance(ms: number): void;
+}
+
+export function createClock(): FakeableClock {
+  let fixed: number | undefined;
+  const clock = (() => new Date(fixed ?? Date.now())) as FakeableClock;
+  clock.set = (at) => {
+    fixed = at.getTime();
+  };
+  clock.advance = (ms) => {
+    fixed = (fixed ?? Date.now()) + ms;
+  };
+  return clock;
+}
+
+export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<Bench> {
+  const clock = createClock();
+  const sandbox = await startSandbox({ stepMs: 0, webhookRetryDelaysMs: [5, 5], ...sandboxOptions });
+  const test = await createTestDatabase(undefined, { clock });
+  const requests: RequestEvent[] = [];
+  const client = createPurchaseClient({
+    baseUrl: sandbox.url,
+    token: DEMO_TOKEN,
+    retry: { maxAttempts: 1 },
+    onRequest: (event) => requests.push(event),
+  });
+  const lines: string[] = [];
+  // No `secrets` on purpose: the logger would scrub them, and these tests must see any leak.
+  const logger = createLogger({
+    level: 'debug',
+    pretty: false,
+    destination: { write: (line) => lines.push(line) },
+  });
+  return {
+    sandbox,
+    test,
+    database: test.database,
+    client,
+    metrics: createMetrics({ defaultMetrics: false }),
+    logger,
+    lines,
+    requests,
+    clock,
+    settings: (overrides = {}) => trackingSettingsSchema.parse(overrides),
+    async placeOrder({ record = true } = {}) {
+      const quote = await client.getQuote({ symbol: 'USDTBRL', amount: new Decimal('1000') });
+      const placed = await client.createOrder({ quoteId: quote.quoteId });
+      const order = record ? await test.database.orders.recordExternal(placed) : null;
+      return { serviceOrderId: placed.id, order };
+    },
+    async close() {
+      await client.close();
+      await sandbox.close();
+      await test.drop();
+    },
+  };
+}
+
+/** The worker's HTTP server on port 0 with whatever `register` adds, as app.ts would build it. */
+export async function startHttp(
+  bench: Pick<Bench, 'metrics' | 'logger'>,
+  register: (app: FastifyInstance) => void,
+): Promise<{ app: FastifyInstance; url: string }> {
+  const app = createHttpServer({
+    port: 0,
+    metrics: bench.metrics,
+    logger: bench.logger,
+    readiness: async () => ({ ready: true, paused: false, checks: {} }),
+  });
+  register(app);
+  const port = await listen(app, '127.0.0.1', 0);
+  return { app, url: `http://127.0.0.1:${port}` };
+}
+
+/** Log lines parsed, optionally only those with the given message. */
+export function logged(lines: readonly string[], msg?: string): Record<string, unknown>[] {
+  const all = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return msg === undefined ? all : all.filter((line) => line.msg === msg);
+}

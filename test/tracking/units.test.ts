@@ -1,0 +1,123 @@
+import { pack, unpack } from 'msgpackr';
+import { describe, expect, it, vi } from 'vitest';
+import { trackingSettingsSchema } from '../../src/config/index.js';
+import { failureDelayMs, nextCheckDelayMs } from '../../src/tracking/backoff.js';
+import { webhookDedupeKey } from '../../src/tracking/dedupe-key.js';
+import { RateLimiter } from '../../src/tracking/rate-limiter.js';
+import { createSecretCheck, webhookUrl } from '../../src/tracking/secret.js';
+
+const backoff = { minDelayMs: 1_000, maxDelayMs: 60_000, ageFactor: 0.5 };
+
+describe('backoff', () => {
+  it('grows with the time since the last progress, within bounds', () => {
+    const exact = () => 0.5;
+    expect(nextCheckDelayMs(backoff, 0, exact)).toBe(1_000);
+    expect(nextCheckDelayMs(backoff, 10_000, exact)).toBe(5_000);
+    expect(nextCheckDelayMs(backoff, 10_000_000, exact)).toBe(60_000);
+    expect(nextCheckDelayMs(backoff, -5_000, exact)).toBe(1_000);
+  });
+
+  it('jitters by at most 10 % and never leaves the bounds', () => {
+    expect(nextCheckDelayMs(backoff, 10_000, () => 0)).toBe(4_500);
+    expect(nextCheckDelayMs(backoff, 10_000, () => 0.999_999)).toBe(5_500);
+    expect(nextCheckDelayMs(backoff, 0, () => 0)).toBe(1_000);
+    expect(nextCheckDelayMs(backoff, 1e9, () => 0.999_999)).toBe(60_000);
+  });
+
+  it('doubles per consecutive failure, but never below the normal delay', () => {
+    const exact = () => 0.5;
+    expect([1, 2, 3, 10, 1_000].map((n) => failureDelayMs(backoff, 0, n, exact))).toEqual([
+      2_000, 4_000, 8_000, 60_000, 60_000,
+    ]);
+    expect(failureDelayMs(backoff, 100_000, 1, exact)).toBe(50_000);
+  });
+});
+
+describe('webhook secret', () => {
+  it('accepts exactly the secret', () => {
+    const isSecret = createSecretCheck('s3cret-value-0123456789');
+    expect(isSecret('s3cret-value-0123456789')).toBe(true);
+    for (const wrong of [
+      '',
+      's3cret-value-012345678',
+      's3cret-value-0123456789 ',
+      'S3CRET-VALUE-0123456789',
+    ]) {
+      expect(isSecret(wrong)).toBe(false);
+    }
+  });
+
+  it('builds the registered url from the public url, with the secret as one path segment', () => {
+    expect(webhookUrl('https://t.example/base/', 'abc/def?x')).toBe(
+      'https://t.example/base/webhooks/abc%2Fdef%3Fx',
+    );
+    expect(webhookUrl('https://t.example', 'abcdefghijklmnop')).toBe(
+      'https://t.example/webhooks/abcdefghijklmnop',
+    );
+  });
+});
+
+describe('webhook dedupe key', () => {
+  const data = { orderId: 'o-1', amount: 500.5, currency: 'BRL', receivedAt: '2026-03-02T12:00:00.000Z' };
+
+  it('is the same for the same event in any key order and after a msgpack round trip', () => {
+    const key = webhookDedupeKey('deposit_fiat', data);
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    const reordered = { receivedAt: data.receivedAt, currency: 'BRL', amount: 500.5, orderId: 'o-1' };
+    expect(webhookDedupeKey('deposit_fiat', reordered)).toBe(key);
+    expect(webhookDedupeKey('deposit_fiat', unpack(pack(data)))).toBe(key);
+  });
+
+  it('differs when the kind or any value differs', () => {
+    const key = webhookDedupeKey('deposit_fiat', data);
+    expect(webhookDedupeKey('deposit_crypto', data)).not.toBe(key);
+    expect(webhookDedupeKey('deposit_fiat', { ...data, amount: 500.51 })).not.toBe(key);
+    expect(webhookDedupeKey('deposit_fiat', { ...data, extra: null })).not.toBe(key);
+  });
+});
+
+describe('rate limiter', () => {
+  it('lets a burst through, then one request per 1/rate seconds', async () => {
+    vi.useFakeTimers();
+    try {
+      const limiter = new RateLimiter(100, 3, () => performance.now());
+      const granted: number[] = [];
+      const all = Array.from({ length: 5 }, (_, i) => limiter.acquire().then(() => granted.push(i)));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(granted).toEqual([0, 1, 2]);
+      await vi.advanceTimersByTimeAsync(9);
+      expect(granted).toEqual([0, 1, 2]);
+      await vi.advanceTimersByTimeAsync(1); // one token's worth of time (10 ms at 100/s)
+      expect(granted).toEqual([0, 1, 2, 3]);
+      await vi.advanceTimersByTimeAsync(10);
+      await Promise.all(all);
+      expect(granted).toEqual([0, 1, 2, 3, 4]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('drops a waiter whose signal fires', async () => {
+    const limiter = new RateLimiter(1, 1, () => 0);
+    await limiter.acquire();
+    const controller = new AbortController();
+    const waiting = limiter.acquire(controller.signal);
+    controller.abort(new Error('stopping'));
+    await expect(waiting).rejects.toThrow('stopping');
+    await expect(limiter.acquire(controller.signal)).rejects.toThrow('stopping');
+  });
+});
+
+describe('tracking settings', () => {
+  it('has a default for everything and refuses nonsense with the field named', () => {
+    const defaults = trackingSettingsSchema.parse({});
+    expect(defaults.poll).toMatchObject({ enabled: true, maxRequestsPerSecond: 5, batchSize: 20 });
+    expect(defaults.receiver.bodyLimitBytes).toBe(256 * 1024);
+    const bad = trackingSettingsSchema.safeParse({ poll: { maxRequestsPerSecond: 0, batchSise: 3 } });
+    expect(bad.success).toBe(false);
+    const paths = bad.error!.issues.map((issue) =>
+      [...issue.path, ...('keys' in issue ? issue.keys : [])].join('.'),
+    );
+    expect(paths).toEqual(expect.arrayContaining(['poll.maxRequestsPerSecond', 'poll.batchSise']));
+  });
+});
