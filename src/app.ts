@@ -20,7 +20,6 @@ import {
 import { createHttpServer, listen } from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
-import { DEFAULT_QUOTE_TOLERANCES } from './strategy/index.js';
 import { createTracking, registerWebhooks } from './tracking/index.js';
 
 export type AppMode = 'run' | 'once' | 'admin';
@@ -146,7 +145,7 @@ export class App {
       replicaId: this.replicaId,
       clock,
       killSwitch,
-      tolerances: DEFAULT_QUOTE_TOLERANCES,
+      tolerances: settings.engine.quoteChecks,
     };
     if (settings.dryRun) logger.warn('DRY RUN: cycles decide and record, no order is ever placed');
     if (options.mode !== 'run') return;

@@ -3,6 +3,7 @@
  * crash recovery and reconciliation. Defaults live here; config/default.yaml shows them to operators.
  */
 import { z } from 'zod';
+import { quoteChecksSchema } from './quote-checks-schema.js';
 
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
@@ -57,6 +58,8 @@ export const engineSchema = z.strictObject({
       maxPages: z.number().int().min(1).max(1_000).default(20),
     })
     .prefault({}),
+  /** Tolerances of the quote-sanity rule, fees included (see quote-checks-schema.ts). */
+  quoteChecks: quoteChecksSchema.prefault({}),
   reload: z
     .strictObject({
       /** Watch the strategy files and apply valid changes without a restart. */

@@ -13,7 +13,8 @@ import { dca } from './strategy-builders.js';
 /**
  * Simulates an engine that asks the rules before and after quoting, over random sequences of slots and
  * quotes, with spend accumulating only on 'place'. Whatever the sequence, no calendar day or month of the
- * strategy's zone may end up above its cap.
+ * strategy's zone may end up above its cap. The days and months are judged by the zone's own wall clock
+ * (Intl), not by budgetPeriods, so that periods cut in the wrong zone would show as an overspent day.
  */
 
 const cents = (min: number, max: number) =>
@@ -41,6 +42,16 @@ const scenario = fc
     return { ...input, perDay, perMonth };
   });
 
+/** `YYYY-MM-DD` of the instant on the zone's calendar, read independently of the code under test. */
+function calendarDay(zone: string, at: Date): string {
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(at);
+}
+
 function quoteOf(amount: Decimal, priceTicks: number, costPermille: number): QuoteView {
   const price = new Decimal(priceTicks).dividedBy(10_000);
   const totalCost = amount.times(costPermille).dividedBy(1000).toDecimalPlaces(2, Decimal.ROUND_DOWN);
@@ -54,6 +65,8 @@ function quoteOf(amount: Decimal, priceTicks: number, costPermille: number): Quo
 
 describe('budgets under random sequences of slots and quotes', () => {
   it('never lets a day or a month exceed its cap', () => {
+    // Counts budget skips over all runs: a property that never met a cap would pass without meaning.
+    const capped = { day: 0, month: 0 };
     fc.assert(
       fc.property(scenario, ({ amount, perDay, perMonth, zone, start, steps }) => {
         const strategy = dca({ amount, timezone: zone, budget: { perDay, perMonth } });
@@ -68,7 +81,10 @@ describe('budgets under random sequences of slots and quotes', () => {
           const at = new Date(now);
           const { day, month } = budgetPeriods(zone, at);
           const spent = { day: spentIn(day.start, day.end), month: spentIn(month.start, month.end) };
-          if (evaluateBeforeQuote({ strategy, now: at, spent }).action !== 'place') continue;
+          const before = evaluateBeforeQuote({ strategy, now: at, spent });
+          if (before.reason === 'budget_day_exceeded') capped.day++;
+          if (before.reason === 'budget_month_exceeded') capped.month++;
+          if (before.action !== 'place') continue;
           const quote = quoteOf(amount, step.priceTicks, step.costPermille);
           const decision = evaluateQuote({
             strategy,
@@ -82,7 +98,8 @@ describe('budgets under random sequences of slots and quotes', () => {
         const totals = (period: 'day' | 'month') => {
           const sums = new Map<string, Decimal>();
           for (const order of placed) {
-            const key = budgetPeriods(zone, order.at)[period].start.toISOString();
+            const day = calendarDay(zone, order.at);
+            const key = period === 'day' ? day : day.slice(0, 7);
             sums.set(key, (sums.get(key) ?? new Decimal(0)).plus(order.cost));
           }
           return [...sums.values()];
@@ -92,5 +109,7 @@ describe('budgets under random sequences of slots and quotes', () => {
       }),
       { numRuns: 300 },
     );
+    expect(capped.day).toBeGreaterThan(0);
+    expect(capped.month).toBeGreaterThan(0);
   });
 });
