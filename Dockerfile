@@ -3,7 +3,10 @@
 
 FROM node:20.20-bookworm-slim AS build
 WORKDIR /app
+# patches/ must be there before `npm ci`: its postinstall (patch-package) applies them, and finding no
+# patch files is not an error, so a missing folder would silently ship the unpatched postgres driver.
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -11,7 +14,9 @@ RUN npm run build
 
 FROM node:20.20-bookworm-slim AS deps
 WORKDIR /app
+# patch-package is a production dependency so that this postinstall works without dev dependencies.
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM node:20.20-bookworm-slim AS runtime

@@ -1,0 +1,135 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CONFIG_FILE_ENV, ENV_BINDINGS } from '../../src/config/env.js';
+import { settingsSchema } from '../../src/config/schema.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
+const CONTRACT_ENV = new Set([...ENV_BINDINGS.map((binding) => binding.name), CONFIG_FILE_ENV]);
+
+interface Service {
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  secrets?: string[];
+  volumes?: string[];
+  stop_grace_period?: string;
+}
+interface Compose {
+  services: Record<string, Service>;
+  secrets: Record<string, { file: string }>;
+}
+
+// The compose file shares the worker definition through a YAML merge key (`<<: *worker`).
+const compose = parse(read('deploy/compose.yaml'), { merge: true }) as Compose;
+const workers = Object.entries(compose.services).filter(
+  ([, service]) => service.build !== undefined && service.command === undefined,
+);
+
+/** The Dockerfile's stages, each as its instruction lines (continuations joined). */
+const stages = read('Dockerfile')
+  .replace(/\\\n\s*/g, ' ')
+  .split('\n')
+  .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+  .reduce<string[][]>((all, line) => {
+    if (line.startsWith('FROM ')) all.push([]);
+    all.at(-1)?.push(line);
+    return all;
+  }, []);
+const runtime = stages.at(-1) ?? [];
+const instruction = (lines: string[], name: string) => lines.filter((line) => line.startsWith(`${name} `));
+
+describe('deploy/compose.yaml', () => {
+  it('runs Postgres, two worker replicas, Prometheus and Grafana', () => {
+    expect(Object.keys(compose.services)).toEqual(
+      expect.arrayContaining(['postgres', 'prometheus', 'grafana']),
+    );
+    expect(workers).toHaveLength(2);
+  });
+
+  it('configures the workers with contract variables only, secrets as files, the settings mounted', () => {
+    const imageEnv = Object.fromEntries(
+      instruction(runtime, 'ENV').flatMap((line) =>
+        [...line.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]),
+      ),
+    );
+    for (const [name, service] of workers) {
+      const env = service.environment ?? {};
+      expect(
+        Object.keys(env).filter((key) => !CONTRACT_ENV.has(key)),
+        name,
+      ).toEqual([]);
+      expect(env.DATABASE_URL, name).toMatch(/^postgres:\/\/.+@postgres:5432\//);
+      expect(env.TREASURY_API_TOKEN, name).toBeUndefined();
+      for (const key of ['TREASURY_API_TOKEN_FILE', 'TREASURY_WEBHOOK_SECRET_FILE']) {
+        const secret = /^\/run\/secrets\/(.+)$/.exec(env[key] ?? '')?.[1];
+        expect(service.secrets, `${name} ${key}`).toContain(secret);
+        const file = compose.secrets[secret ?? '']?.file ?? '';
+        expect(existsSync(resolve(ROOT, 'deploy', `${file}.example`)), `${file}.example`).toBe(true);
+      }
+      const targets = (service.volumes ?? []).map((volume) => volume.split(':')[1]);
+      expect(targets).toContain(imageEnv.TREASURY_STRATEGIES);
+      expect(targets).toContain(imageEnv.TREASURY_CONFIG?.replace(/\/[^/]+$/, ''));
+      // Docker's SIGKILL must not cut the drain of in-flight cycles short.
+      const graceMs = Number.parseInt(service.stop_grace_period ?? '10', 10) * 1000;
+      expect(graceMs).toBeGreaterThan(settingsSchema.parse({}).engine.drainTimeoutMs);
+    }
+  });
+
+  it('has Prometheus scrape both replicas and load the mounted alert rules', () => {
+    const prometheus = parse(read('deploy/prometheus/prometheus.yml')) as {
+      rule_files: string[];
+      scrape_configs: { static_configs: { targets: string[] }[] }[];
+    };
+    const targets = prometheus.scrape_configs.flatMap((job) => job.static_configs.flatMap((c) => c.targets));
+    expect(targets.sort()).toEqual(workers.map(([name]) => `${name}:9464`).sort());
+    const mounted = (compose.services.prometheus?.volumes ?? []).map((volume) => volume.split(':')[1]);
+    for (const file of prometheus.rule_files) expect(mounted).toContain(file);
+  });
+});
+
+describe('Dockerfile', () => {
+  it('builds in stages and ships production dependencies, patched, as a non-root user', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    const copiedModules = instruction(runtime, 'COPY').find((line) => line.includes('node_modules'));
+    const from = /--from=(\S+)/.exec(copiedModules ?? '')?.[1];
+    const source = stages.find((stage) => stage[0]?.endsWith(` AS ${from}`)) ?? [];
+    expect(instruction(source, 'RUN').join('\n')).toMatch(/npm ci --omit=dev/);
+    // patch-package runs as the postinstall of `npm ci` and does not fail when it finds no patches.
+    for (const stage of stages.filter((lines) => lines.some((line) => /^RUN .*npm ci/.test(line)))) {
+      const copies = stage.findIndex((line) => /^COPY patches /.test(line));
+      expect(copies, stage[0]).toBeGreaterThan(-1);
+      expect(copies, stage[0]).toBeLessThan(stage.findIndex((line) => /^RUN .*npm ci/.test(line)));
+    }
+    const manifest = JSON.parse(read('package.json'));
+    expect(manifest.scripts.postinstall).toBe('patch-package');
+    expect(Object.keys(manifest.dependencies)).toContain('patch-package');
+    expect(instruction(runtime, 'USER')).toEqual([expect.not.stringMatching(/^USER (root|0)\b/)]);
+  });
+
+  it('checks health on /healthz without curl, and takes strategies, settings and secret files from outside', () => {
+    const [healthcheck] = instruction(runtime, 'HEALTHCHECK');
+    expect(healthcheck).toMatch(/CMD node .*\/healthz/);
+    expect(healthcheck).not.toMatch(/curl|wget/);
+    expect(instruction(runtime, 'VOLUME').join(' ')).toMatch(/"\/app\/strategies".*"\/app\/config"/);
+    const named = instruction(runtime, 'ENV').flatMap((line) => [...line.matchAll(/(TREASURY_\w+)=/g)]);
+    expect(named.map(([, name]) => name).filter((name) => !CONTRACT_ENV.has(name!))).toEqual([]);
+    expect(read('README.md')).toMatch(/TREASURY_API_TOKEN_FILE[\s\S]*TREASURY_WEBHOOK_SECRET_FILE/);
+  });
+
+  it('has every path it copies from the build context left in by .dockerignore', () => {
+    const ignored = new Set(read('.dockerignore').split('\n').filter(Boolean));
+    const sources = stages
+      .flat()
+      .filter((line) => line.startsWith('COPY ') && !line.includes('--from='))
+      .flatMap((line) =>
+        line
+          .split(/\s+/)
+          .filter((word) => !word.startsWith('--'))
+          .slice(1, -1),
+      );
+    expect(sources.filter((path) => ignored.has(path) || !existsSync(resolve(ROOT, path)))).toEqual([]);
+  });
+});
