@@ -60,7 +60,7 @@ function decodeSuccessBody(answer: WireAnswer, { request, format }: AnswerContex
 
 function errorForStatus(answer: WireAnswer, context: AnswerContext): PurchaseApiError {
   const { request, token } = context;
-  const body = scrubSecret(decodeErrorBody(answer, context.format), token);
+  const body = shortenText(scrubSecret(decodeErrorBody(answer, context.format), token));
   const details = { operation: request.operation, status: answer.status, body };
   const where = `${request.operation} (${request.method} ${request.path})`;
   const said = describeErrorBody(body);
@@ -98,8 +98,13 @@ function decodeErrorBody(answer: WireAnswer, format: WireFormat): unknown {
   try {
     return decodeBody(answer.bytes, answer.contentType, format);
   } catch {
-    return answer.bytes.toString('utf8', 0, MAX_KEPT_TEXT);
+    return answer.bytes.toString('utf8');
   }
+}
+
+/** Cut only after scrubbing: a cut through an echoed token would leave a prefix no scrub recognises. */
+function shortenText(body: unknown): unknown {
+  return typeof body === 'string' && body.length > MAX_KEPT_TEXT ? body.slice(0, MAX_KEPT_TEXT) : body;
 }
 
 function describeErrorBody(body: unknown): string {

@@ -1,4 +1,5 @@
 import { pack, unpack } from 'msgpackr';
+import { parseJsonExactly } from './exact-json.js';
 
 export type WireFormat = 'json' | 'msgpack';
 export const WIRE_FORMATS: readonly WireFormat[] = ['json', 'msgpack'];
@@ -32,10 +33,27 @@ export function decodeBody(bytes: Buffer, contentType: string | undefined, reque
   const format = formatOfContentType(contentType) ?? requested;
   if (bytes.length === 0) throw new BodyDecodeError(`empty ${format} body`);
   try {
-    return format === 'json' ? JSON.parse(bytes.toString('utf8')) : unpack(bytes);
+    return format === 'json' ? parseJsonExactly(bytes.toString('utf8')) : unpack(bytes);
   } catch (error) {
-    throw new BodyDecodeError(`invalid ${format} body: ${(error as Error).message}`, { cause: error });
+    throw new BodyDecodeError(`invalid ${format} body: ${withoutExcerpt(error as Error)}`, { cause: error });
   }
+}
+
+/**
+ * V8 and msgpackr quote a slice of the broken body in their messages. A slice can hold part of a secret the
+ * service echoed, which no later scrubbing of the whole secret would catch, so the slice is cut out of the
+ * message and the stack of the kept error itself.
+ */
+function withoutExcerpt(error: Error): string {
+  const message = String(error.message);
+  const cleaned = message
+    .replace(/, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/, ' (not valid JSON)')
+    .replace(/(end of buffer not reached)[\s\S]*$/, '$1');
+  if (cleaned !== message) {
+    error.stack = error.stack?.replace(message, () => cleaned);
+    error.message = cleaned;
+  }
+  return cleaned;
 }
 
 export function formatOfContentType(contentType: string | undefined): WireFormat | undefined {

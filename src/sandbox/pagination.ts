@@ -13,11 +13,14 @@ export interface IntRule {
   clamp?: boolean;
 }
 
-/** Reads one integer query parameter; 400 for anything but plain digits, or out of range unless clamped. */
+/**
+ * Reads one integer query parameter; 400 for anything but plain digits, or out of range unless clamped.
+ * Any number of digits is read (a long one becomes Infinity), so a clamped parameter clamps them all.
+ */
 export function readIntParam(query: Record<string, unknown>, name: string, rule: IntRule): number {
   const raw = query[name];
   if (raw === undefined || raw === '') return rule.default;
-  if (typeof raw !== 'string' || !/^-?\d{1,9}$/.test(raw)) {
+  if (typeof raw !== 'string' || !/^-?\d+$/.test(raw)) {
     throw badRequest(`${name} must be an integer (got ${JSON.stringify(raw)})`);
   }
   const value = Number(raw);

@@ -12,6 +12,11 @@ const RETENTION_MS = 2 * 60_000;
 const MAX_RETAINED = 100_000;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const QUOTE_ID_LENGTH = 9;
+/**
+ * Tracking carries the crypto quantity as a JSON number (the reference's type). A double keeps 15
+ * significant digits, so a quote whose totalFilled needs more is refused rather than tracked rounded.
+ */
+const MAX_WIRE_NUMBER_DIGITS = 15;
 
 export interface IssuedQuote {
   quoteId: string;
@@ -54,6 +59,11 @@ export class QuoteBook {
     const totalFilled = amount.dividedBy(price).toDecimalPlaces(6, Decimal.ROUND_DOWN);
     const totalCost = new Decimal(formatMoney(price.times(totalFilled), 2, 'down'));
     if (totalCost.isZero()) throw badRequest(`amount ${amount.toFixed()} is too small to buy any ${symbol}`);
+    if (totalFilled.precision(true) > MAX_WIRE_NUMBER_DIGITS) {
+      throw badRequest(
+        `amount ${amount.toFixed()} is too large: its ${symbol} quantity would not survive as a number`,
+      );
+    }
     const issuedAt = this.now();
     this.forgetOldQuotes(issuedAt);
     const quote: IssuedQuote = {

@@ -107,12 +107,15 @@ describe('operator commands, spawned', () => {
       env,
     );
     expect(JSON.parse(set.stdout)).toMatchObject({ url: 'http://127.0.0.1:9/hook' });
-    const [get, logs] = await Promise.all([
+    const [get, logs, allLogs] = await Promise.all([
       cli(['webhook', 'get'], env),
       cli(['webhook', 'logs', '--event', 'order', '--limit', '10', '--json'], env),
+      cli(['webhook', 'logs', '--page', '2', '--limit', '5', '--json'], env),
     ]);
     expect(get.stdout).toBe('url     http://127.0.0.1:9/hook\nactive  order\n');
     expect(JSON.parse(logs.stdout)).toMatchObject({ data: [], pagination: { page: 1, limit: 10 } });
+    // Without --event: all logs, where --limit is the pageSize of GET /client/webhook/logs.
+    expect(JSON.parse(allLogs.stdout)).toMatchObject({ data: [], pagination: { page: 2, limit: 5 } });
   });
 
   it('API errors: one line on stderr with the code, exit 1, never the token', async () => {

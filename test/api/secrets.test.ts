@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { pack } from 'msgpackr';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
@@ -26,6 +27,28 @@ function renderings(error: Error): string[] {
 function expectNoToken(error: Error): void {
   for (const text of renderings(error)) expect(text).not.toContain(TOKEN);
 }
+
+/** Stricter: not even a slice of it, as a quoted excerpt of a broken body or a cut-off text would hold. */
+function expectNoTokenSlice(error: Error): void {
+  const slices = Array.from({ length: TOKEN.length - 5 }, (_, start) => TOKEN.slice(start, start + 6));
+  for (const text of renderings(error)) {
+    expect(slices.filter((slice) => text.includes(slice))).toEqual([]);
+  }
+}
+
+/** Bodies that echo the token where a decoder's excerpt or a length cut lands inside it. */
+const PADDING = 'x'.repeat(40);
+const SLICING_BODIES = {
+  'broken JSON': () => ({
+    type: 'application/json',
+    body: `{"p":"${PADDING}","m":${TOKEN}, "q":"${PADDING}"}`,
+  }),
+  'msgpack with trailing bytes': () => ({
+    type: 'application/msgpack',
+    body: Buffer.concat([pack({ message: `${'y'.repeat(70)}${TOKEN}` }), Buffer.from([0xc0])]),
+  }),
+  'long plain text': () => ({ type: 'text/html', body: `${'z'.repeat(490)}${TOKEN}${'z'.repeat(100)}` }),
+};
 
 /** A hostile or buggy service that quotes the Authorization header back in whatever it sends. */
 function echoingServer(status: number, shape: 'json' | 'broken-json' | 'field') {
@@ -81,6 +104,19 @@ describe('the bearer token never appears in an error', () => {
     // The requests did carry it: the scrubbing above is what kept it out.
     expect(raw.requests[0]?.authorization).toBe(`Bearer ${TOKEN}`);
   });
+
+  it.each(Object.keys(SLICING_BODIES) as (keyof typeof SLICING_BODIES)[])(
+    'not even a slice of it when the body is cut or quoted in part (%s)',
+    async (kind) => {
+      const { type, body } = SLICING_BODIES[kind]();
+      raw = await startRawServer((request, response) => {
+        response.writeHead(request.method === 'POST' ? 200 : 400, { 'content-type': type }).end(body);
+      });
+      client = createPurchaseClient({ baseUrl: raw.url, token: TOKEN, retry: { maxAttempts: 1 } });
+      expectNoTokenSlice(await rejectionOf(client.getBalance()));
+      expectNoTokenSlice(await rejectionOf(client.createOrder({ quoteId: 'AbCd1234' })));
+    },
+  );
 
   it('on network failures: reset mid-response, refused connection', async () => {
     raw = await startRawServer((_request, response) => resetMidBody(response));

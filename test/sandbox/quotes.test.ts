@@ -50,6 +50,20 @@ describe('sandbox quotes', () => {
     }
   });
 
+  it('refuses an amount whose crypto quantity a JSON number could not carry exactly', async () => {
+    const sandbox = await start();
+    for (const amount of ['1000000000.00', '99999999.99', '5000000']) {
+      const q = await quote(sandbox, amount);
+      // Tracking sends this quantity as a number: it must print back from a double unchanged.
+      expect(new Decimal(String(Number(q.totalFilled))).equals(q.totalFilled), amount).toBe(true);
+    }
+    for (const amount of ['999999999999.99', '100000000000']) {
+      const answer = await call(sandbox.url, 'GET', `/client/quote?symbols=USDTBRL&amount=${amount}`);
+      expect(answer.status, amount).toBe(400);
+      expect(answer.body.message).toMatch(/too large/);
+    }
+  });
+
   it('replays the same price walk for the same seed and another one for another seed', async () => {
     const prices = async (seed: number) => {
       const sandbox = await start({ seed, price: '5.1000' });

@@ -194,6 +194,8 @@ describe('sandbox webhook logs paging', () => {
     expect((await byId('?page=2&limit=10')).body.data).toHaveLength(10);
     expect((await byId('?page=3&limit=10')).body.data).toHaveLength(5);
     expect((await byId('?limit=100')).body.data).toHaveLength(25);
+    const beyond = (await byId('?page=9&limit=10')).body;
+    expect(beyond).toEqual({ data: [], pagination: { page: 9, limit: 10, total: 25, totalPages: 3 } });
     for (const bad of ['?page=0', '?limit=0', '?limit=101', '?page=x'])
       expect((await byId(bad)).status, bad).toBe(400);
     expect((await call(sandbox.url, 'GET', '/client/webhook/order/logs')).body.pagination.total).toBe(0);
@@ -210,6 +212,12 @@ describe('sandbox webhook logs paging', () => {
     });
     expect((await all('?pageSize=1000')).pagination.limit).toBe(100);
     expect((await all('?page=0')).pagination.page).toBe(1);
+    expect((await all('?page=-3&pageSize=0')).pagination).toMatchObject({ page: 1, limit: 1 });
+    expect((await all('?page=99999999999&pageSize=99999999999')).pagination).toMatchObject({
+      page: 1_000_000,
+      limit: 100,
+    });
+    expect((await byId('?page=99999999999')).status).toBe(400);
     expect((await call(sandbox.url, 'GET', '/client/webhook/logs?pageSize=abc')).status).toBe(400);
   });
 });

@@ -5,9 +5,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+export interface RawRequest {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  accept: string | undefined;
+  contentType: string | undefined;
+  body: Buffer;
+}
+
 export interface RawServer {
   url: string;
-  requests: { method: string; url: string; authorization: string | undefined }[];
+  requests: RawRequest[];
   close(): Promise<void>;
 }
 
@@ -16,13 +25,19 @@ export async function startRawServer(
 ): Promise<RawServer> {
   const requests: RawServer['requests'] = [];
   const server = createServer((request, response) => {
-    requests.push({
-      method: request.method ?? '',
-      url: request.url ?? '',
-      authorization: request.headers.authorization,
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      requests.push({
+        method: request.method ?? '',
+        url: request.url ?? '',
+        authorization: request.headers.authorization,
+        accept: request.headers.accept,
+        contentType: request.headers['content-type'],
+        body: Buffer.concat(chunks),
+      });
+      handle(request, response, requests.length);
     });
-    request.resume();
-    request.on('end', () => handle(request, response, requests.length));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
