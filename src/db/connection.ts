@@ -20,7 +20,10 @@ export type DrizzleExecutor = DrizzleHandle | DrizzleTransaction;
 
 export type DatabaseKind = 'postgres' | 'pglite';
 
-/** A few statements on one connection, e.g. a session advisory lock and the work it guards. */
+/**
+ * A few statements on one session, e.g. a session advisory lock and the work it guards. Once the session is
+ * lost, every later statement fails rather than run on a new session that lacks the caller's locks.
+ */
 export interface ReservedConnection {
   query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
 }
@@ -33,29 +36,20 @@ export interface Connection {
   end(): Promise<void>;
 }
 
+const POSTGRES_OPTIONS = {
+  connect_timeout: 10,
+  // Notices such as "relation already exists, skipping" are expected noise from idempotent DDL.
+  onnotice: () => {},
+  connection: { application_name: 'treasury-bot' },
+};
+
 export function connectPostgres(url: string, maxConnections: number): Connection {
   const target = describeTarget(url);
-  const client = postgres(url, {
-    max: maxConnections,
-    connect_timeout: 10,
-    idle_timeout: 60,
-    // Notices such as "relation already exists, skipping" are expected noise from idempotent DDL.
-    onnotice: () => {},
-    connection: { application_name: 'treasury-bot' },
-  });
+  const client = postgres(url, { ...POSTGRES_OPTIONS, max: maxConnections, idle_timeout: 60 });
   return {
     kind: 'postgres',
     drizzle: drizzlePostgres(client, { schema }),
-    async withReservedConnection(work) {
-      const reserved = await client.reserve();
-      try {
-        return await work({
-          query: async (text, params = []) => [...(await reserved.unsafe(text, params as never[]))],
-        });
-      } finally {
-        reserved.release();
-      }
-    },
+    withReservedConnection: (work) => withOwnSession(url, target, work),
     async ping() {
       try {
         await client`select 1`;
@@ -121,6 +115,44 @@ export function wrapPglite(client: PGlite): Connection {
     },
     end: () => client.close(),
   };
+}
+
+/**
+ * Runs `work` on a one-connection client of its own rather than on client.reserve(): postgres.js never
+ * settles a statement sent on a reserved connection whose session the server ended, and release() then
+ * hands the dead connection back to the pool, whose next statements on it never settle either
+ * (porsager/postgres#1199). The worker's stop waits for the maintenance pass holding such a statement, so
+ * the worker never exited. A private client fails the statement in flight and shares nothing with the pool.
+ */
+async function withOwnSession<T>(
+  url: string,
+  target: string,
+  work: (connection: ReservedConnection) => Promise<T>,
+): Promise<T> {
+  let lost = false;
+  const session = postgres(url, {
+    ...POSTGRES_OPTIONS,
+    max: 1,
+    // No idle timeout: the session must outlive the caller's pauses, or its locks would go with it. The
+    // array-type lookup is skipped: these statements take and return plain values.
+    idle_timeout: 0,
+    fetch_types: false,
+    onclose: () => {
+      lost = true;
+    },
+  });
+  try {
+    return await work({
+      async query(text, params = []) {
+        if (lost) {
+          throw new DatabaseError('DB_UNAVAILABLE', `the session with PostgreSQL at ${target} ended`);
+        }
+        return [...(await session.unsafe(text, params as never[]))];
+      },
+    });
+  } finally {
+    await session.end({ timeout: 1 });
+  }
 }
 
 /** host:port/database, without user or password, for messages. */
