@@ -69,7 +69,7 @@ export interface ListOrdersInput {
   page?: number;
 }
 
-/** For the calls of the buy cycle, whose deadline is the quote window. */
+/** For calls with a deadline: the buy cycle's quote window, or a worker that is stopping. */
 export interface CallOptions {
   /** Aborts the call; a request not yet sent is not sent, and reads are not retried after it fires. */
   signal?: AbortSignal;
@@ -159,9 +159,9 @@ export function createPurchaseClient(options: PurchaseClientOptions) {
       return read('getOrder', path, orderDetailSchema);
     },
 
-    async getTracking(id: string): Promise<Tracking> {
+    async getTracking(id: string, options: CallOptions = {}): Promise<Tracking> {
       const path = `/client/orders/${encodeURIComponent(checkText('getTracking', 'id', id))}/tracking`;
-      return read('getTracking', path, trackingSchema);
+      return read('getTracking', path, trackingSchema, undefined, options.signal);
     },
 
     async getBalance(options: CallOptions = {}): Promise<Balance> {

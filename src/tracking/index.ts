@@ -81,11 +81,12 @@ export function createTracking(deps: TrackingDeps): Tracking {
     async stop() {
       if (!started) return;
       started = false;
-      // Reverse order of start: the consumers of the tracker go first, then the tracker itself.
       await balances.stop();
       await backfill.stop();
-      await receiver?.stop();
-      await tracker.stop();
+      // Together, not receiver first: the receiver waits for its events' nudges, which queue behind the
+      // tracker's rate limit; stopping the tracker fails those waits at once, and the events stay pending
+      // for the next start. Otherwise a burst of deliveries would hold the stop for burst ÷ rate seconds.
+      await Promise.all([receiver?.stop(), tracker.stop()]);
     },
   };
 }

@@ -61,9 +61,13 @@ export function createOrderCheck(deps: OrderCheckDeps) {
     await deps.limiter.acquire(signal);
     let snapshot: ReturnType<typeof toSnapshot>;
     try {
-      const tracking = await deps.client.getTracking(order.serviceOrderId);
+      // The signal cuts the request short when tracking stops: a worker's stop must not wait out the
+      // client's timeouts and retries.
+      const tracking = await deps.client.getTracking(order.serviceOrderId, { signal });
       snapshot = toSnapshot(tracking);
     } catch (error) {
+      // Stopped, not failed: no backoff for the order; its lease runs out and another pass checks it.
+      if (signal?.aborted) return { ok: false };
       return fail(order, error);
     }
     try {

@@ -71,12 +71,14 @@ export function registerReceiverRoute(app: FastifyInstance, deps: ReceiverRouteD
 
     // Before the body is read: a caller without the secret learns nothing and costs no parsing.
     scope.addHook('onRequest', async (request, reply) => {
-      const { secret } = request.params as { secret?: string };
+      const secret = (request.params as Record<string, string | undefined>)['*'];
       if (secret === undefined || !isSecret(secret))
         return reject(reply, 'unknown', { status: 401, error: 'unauthorized' });
     });
 
-    scope.post('/webhooks/:secret', { bodyLimit: deps.settings.bodyLimitBytes }, (request, reply) =>
+    // A wildcard, not `:secret`: Fastify refuses a parameter over 100 characters with a 414 whose body
+    // quotes the path, and the settings accept a secret of any length from 16.
+    scope.post('/webhooks/*', { bodyLimit: deps.settings.bodyLimitBytes }, (request, reply) =>
       receive(deps, request, reply, reject),
     );
   });

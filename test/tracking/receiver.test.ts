@@ -141,6 +141,31 @@ describe('webhook receiver', () => {
     expect(new Set(routes.map((line) => line.route))).toEqual(new Set(['/webhooks/:secret']));
   });
 
+  it('takes a secret longer than a route parameter may be, and refuses a wrong one without echoing it', async () => {
+    const long = `${'k7/Q+'.repeat(30)}end`;
+    const settings = bench.settings({ poll: { enabled: false } });
+    const tracker = createTracker({ ...bench, settings });
+    const longReceiver = createWebhookReceiver({ ...bench, tracker, secret: long, settings });
+    const server = await startHttp(bench, (app) => longReceiver.register(app));
+    try {
+      const deliver = (secret: string) =>
+        request(`${server.url}/webhooks/${encodeURIComponent(secret)}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(deposit('o-long-secret')),
+        });
+      const accepted = await deliver(long);
+      expect(accepted.statusCode).toBe(200);
+      expect(await accepted.body.json()).toEqual({ result: 'stored' });
+      const refused = await deliver(`${long}x`);
+      expect(refused.statusCode).toBe(401);
+      expect(await refused.body.text()).toBe('{"error":"unauthorized"}');
+    } finally {
+      await server.app.close();
+      await longReceiver.stop();
+    }
+  });
+
   it('answers 503 (so the service retries) when the event cannot be stored', async () => {
     const broken = await createTestDatabase();
     await broken.drop();
