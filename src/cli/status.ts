@@ -43,9 +43,9 @@ async function runStatus(flags: { json?: boolean; limit: string }): Promise<void
 }
 
 export async function readStatus(database: Database, limit: number, now: Date): Promise<StatusReport> {
-  const [control, strategies, recent, unsure, open] = await Promise.all([
+  const [control, halted, recent, unsure, open] = await Promise.all([
     database.control.get(),
-    database.strategies.list(),
+    database.strategies.listHalted(),
     database.cycles.listRecent({ limit }),
     database.cycles.listByState('unsure', 1000),
     database.orders.listOpen(1000),
@@ -57,9 +57,11 @@ export async function readStatus(database: Database, limit: number, now: Date): 
       since: control.changedAt,
       by: control.changedBy,
     },
-    haltedStrategies: strategies
-      .filter((strategy) => strategy.haltedAt !== null)
-      .map((strategy) => ({ name: strategy.name, since: strategy.haltedAt, reason: strategy.haltReason })),
+    haltedStrategies: halted.map((strategy) => ({
+      name: strategy.name,
+      since: strategy.haltedAt,
+      reason: strategy.haltReason,
+    })),
     recentCycles: recent.map(cycleView),
     unsureCycles: unsure.map(cycleView),
     openOrders: open.map((order) => orderView(order, now)),

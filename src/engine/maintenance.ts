@@ -92,10 +92,10 @@ export class Maintenance {
 
   private async refreshGauges(): Promise<void> {
     const { database, metrics } = this.context;
-    const [unsure, strategies] = await withDatabase(this.context, 'maintenance_gauges', () =>
-      Promise.all([database.cycles.listByState('unsure', 10_000), database.strategies.list()]),
+    const [unsure, halted] = await withDatabase(this.context, 'maintenance_gauges', () =>
+      Promise.all([database.cycles.listByState('unsure', 10_000), database.strategies.listHalted()]),
     );
     metrics.unsureCycles.set(unsure.length);
-    metrics.haltedStrategies.set(strategies.filter((strategy) => strategy.haltedAt !== null).length);
+    metrics.haltedStrategies.set(halted.length);
   }
 }

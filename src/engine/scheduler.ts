@@ -1,14 +1,15 @@
 /**
- * Fires cycles: one node-cron task per enabled strategy, in the strategy's zone, as the trigger; the slot
- * itself comes from the clock (due-slots.ts); a periodic sweep runs slots node-cron missed. A slot is
+ * Fires cycles: node-cron tasks in the strategies' zones as the trigger (shared per schedule,
+ * cron-triggers.ts); the slot itself comes from the clock (due-slots.ts); a periodic sweep runs slots
+ * node-cron missed. A slot is
  * dispatched at most once per process; across processes the unique claim decides, so double firing is
  * harmless. Cycles run through the bounded limiter.
  */
-import cron, { type ScheduledTask } from 'node-cron';
 import type { CycleTrigger } from '../db/index.js';
 import { type Strategy, strategyHash } from '../strategy/index.js';
 import type { Limiter } from './concurrency.js';
 import type { EngineContext } from './context.js';
+import { CronTriggers } from './cron-triggers.js';
 import type { CycleRequest } from './cycle.js';
 import { slotAtTick, slotsToSweep } from './due-slots.js';
 import type { CycleReport } from './outcomes.js';
@@ -26,7 +27,6 @@ interface Entry {
   hash: string;
   /** The sweep never looks before the moment the strategy was (re)scheduled. */
   since: Date;
-  task?: ScheduledTask;
 }
 
 const MAX_SWEEP_SLOTS_PER_STRATEGY = 100;
@@ -41,8 +41,13 @@ export class Scheduler {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweptUntil: Date | undefined;
   private stopped = false;
+  private readonly triggers: CronTriggers | undefined;
 
-  constructor(private readonly options: SchedulerOptions) {}
+  constructor(private readonly options: SchedulerOptions) {
+    const { clock, logger } = options.context;
+    if (options.useCron !== false)
+      this.triggers = new CronTriggers((name) => this.tick(name, clock()), logger);
+  }
 
   start(strategies: readonly Strategy[]): void {
     const { settings, clock } = this.options.context;
@@ -56,9 +61,9 @@ export class Scheduler {
     const now = this.options.context.clock();
     const wanted = new Map(strategies.filter((s) => s.enabled).map((s) => [s.name, s]));
     const summary = { added: [] as string[], changed: [] as string[], removed: [] as string[] };
-    for (const [name, entry] of this.entries) {
+    for (const name of this.entries.keys()) {
       if (!wanted.has(name)) {
-        void entry.task?.destroy();
+        this.triggers?.remove(name);
         this.entries.delete(name);
         summary.removed.push(name);
       }
@@ -67,9 +72,9 @@ export class Scheduler {
       const hash = strategyHash(strategy);
       const existing = this.entries.get(strategy.name);
       if (existing?.hash === hash) continue;
-      if (existing) void existing.task?.destroy();
       (existing ? summary.changed : summary.added).push(strategy.name);
-      this.entries.set(strategy.name, { strategy, hash, since: now, task: this.createTask(strategy) });
+      this.entries.set(strategy.name, { strategy, hash, since: now });
+      this.triggers?.add(strategy);
     }
     return summary;
   }
@@ -152,7 +157,7 @@ export class Scheduler {
   async stop(drainMs: number): Promise<boolean> {
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    await Promise.all([...this.entries.values()].map((entry) => entry.task?.destroy()));
+    await this.triggers?.destroyAll();
     this.entries.clear();
     let timer: NodeJS.Timeout | undefined;
     const drained = Promise.allSettled([...this.inFlight]).then(() => true);
@@ -162,30 +167,6 @@ export class Scheduler {
     const result = await Promise.race([drained, timedOut]);
     clearTimeout(timer);
     return result;
-  }
-
-  private createTask(strategy: Strategy): ScheduledTask | undefined {
-    if (this.options.useCron === false) return undefined;
-    const { logger, clock } = this.options.context;
-    try {
-      const task = cron.createTask(strategy.schedule, () => this.tick(strategy.name, clock()), {
-        name: `strategy:${strategy.name}`,
-        timezone: strategy.timezone,
-        logger: {
-          info: (message) => logger.debug({ strategy: strategy.name }, `node-cron: ${message}`),
-          warn: (message) => logger.debug({ strategy: strategy.name }, `node-cron: ${message}`),
-          error: (message, err) =>
-            logger.warn({ strategy: strategy.name, err }, `node-cron: ${String(message)}`),
-          debug: (message) => logger.trace({ strategy: strategy.name }, `node-cron: ${String(message)}`),
-        },
-      });
-      void task.start();
-      return task;
-    } catch (error) {
-      // One strategy node-cron cannot schedule must not stop the others.
-      logger.error({ strategy: strategy.name, err: error }, 'strategy could not be scheduled');
-      return undefined;
-    }
   }
 
   private prune(before: Date): void {

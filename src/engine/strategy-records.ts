@@ -28,9 +28,13 @@ const MAX_SLOTS = 200;
  */
 export function setStrategyIntervals(metrics: Metrics, strategies: readonly Strategy[], now: Date): void {
   metrics.strategyInterval.reset();
+  // Thousands of strategies usually share a few schedules; each schedule is walked once.
+  const bySchedule = new Map<string, number | undefined>();
   for (const strategy of strategies) {
     if (!strategy.enabled) continue;
-    const longest = longestGapMs(strategy, now);
+    const key = `${strategy.timezone} ${strategy.schedule}`;
+    if (!bySchedule.has(key)) bySchedule.set(key, longestGapMs(strategy, now));
+    const longest = bySchedule.get(key);
     if (longest !== undefined) metrics.strategyInterval.set({ strategy: strategy.name }, longest / 1000);
   }
 }

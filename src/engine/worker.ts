@@ -140,14 +140,16 @@ export class Worker {
   /** A halt outlives restarts; whoever starts a replica should see that some automation stays off. */
   private async warnHaltedStrategies(): Promise<void> {
     const { context } = this;
-    const all = await withDatabase(context, 'strategies_list', () => context.database.strategies.list());
-    for (const halted of all.filter((strategy) => strategy.haltedAt !== null)) {
+    const halted = await withDatabase(context, 'strategies_halted', () =>
+      context.database.strategies.listHalted(),
+    );
+    for (const strategy of halted) {
       context.logger.warn(
         {
           alert: 'strategy_halted',
-          strategy: halted.name,
-          since: halted.haltedAt,
-          reason: halted.haltReason,
+          strategy: strategy.name,
+          since: strategy.haltedAt,
+          reason: strategy.haltReason,
         },
         'strategy HALTED: its cycles skip until an operator settles its unsure cycles (treasury-bot resolve) and runs treasury-bot unhalt',
       );

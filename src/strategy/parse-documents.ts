@@ -28,15 +28,19 @@ export interface ParsedFile {
 
 /** Parses and validates every document of one file's text; pure, so tests can feed text directly. */
 export function parseStrategyText(text: string, file: string): ParsedFile {
-  const { documents, problems } = readYamlDocuments(text, file);
   const strategies: LocatedStrategy[] = [];
-  if (documents.length === 0 && problems.length === 0) {
-    problems.push({ file, line: 1, col: 1, key: '', message: 'the file holds no strategy' });
-  }
-  for (const document of documents) {
-    const result = validateDocument(document, file);
+  const problems: StrategyProblem[] = [];
+  let documents = 0;
+  for (const step of readYamlDocuments(text, file)) {
+    problems.push(...step.problems);
+    if (step.document === undefined) continue;
+    documents++;
+    const result = validateDocument(step.document, file);
     if (Array.isArray(result)) problems.push(...result);
     else strategies.push(result);
+  }
+  if (documents === 0 && problems.length === 0) {
+    problems.push({ file, line: 1, col: 1, key: '', message: 'the file holds no strategy' });
   }
   return { strategies, problems };
 }

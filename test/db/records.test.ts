@@ -37,14 +37,29 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
 
     const halted = await db.strategies.halt('dip-buyer', 'order attempt 17 could not be reconciled');
     expect(halted).toMatchObject({ haltedAt: now, haltReason: 'order attempt 17 could not be reconciled' });
+    expect((await db.strategies.listHalted()).map((strategy) => strategy.name)).toEqual(['dip-buyer']);
     const haltedAgain = await db.strategies.halt('dip-buyer', 'second reason');
     expect(haltedAgain!.haltReason).toBe('order attempt 17 could not be reconciled');
     expect(await db.strategies.clearHalt('dip-buyer')).toMatchObject({ haltedAt: null, haltReason: null });
+    expect(await db.strategies.listHalted()).toEqual([]);
     expect(await db.strategies.get('missing')).toBeNull();
     expect((await db.strategies.list()).map((strategy) => strategy.name)).toEqual([
       'dip-buyer',
       'weekday-dca',
     ]);
+  });
+
+  it('records more strategies at once than one statement may carry parameters for', async () => {
+    // 6 parameters a row: 11,000 rows would pass PostgreSQL's 65,535 in a single statement.
+    const many = Array.from({ length: 11_000 }, (_, i) => ({
+      name: `bulk-${String(i).padStart(5, '0')}`,
+      kind: 'dca',
+      config: { amount: '100.00' },
+      hash: `h${i}`,
+    }));
+    await db.strategies.upsertSeen(many);
+    const names = (await db.strategies.list()).map((strategy) => strategy.name);
+    expect(names.filter((name) => name.startsWith('bulk-'))).toHaveLength(11_000);
   });
 
   it('stores a webhook event once and tracks its processing', async () => {

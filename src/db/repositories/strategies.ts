@@ -1,5 +1,5 @@
-import { asc, eq, sql } from 'drizzle-orm';
-import type { DrizzleHandle } from '../connection.js';
+import { asc, eq, isNotNull, sql } from 'drizzle-orm';
+import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { strategies } from '../schema.js';
 import type { JsonValue, StrategyRecord, StrategySeen } from '../types.js';
 
@@ -11,7 +11,15 @@ export interface StrategiesRepository {
   clearHalt(name: string): Promise<StrategyRecord | null>;
   get(name: string): Promise<StrategyRecord | null>;
   list(): Promise<StrategyRecord[]>;
+  /** The halted ones only: a worker with thousands of strategies asks this every maintenance pass. */
+  listHalted(): Promise<StrategyRecord[]>;
 }
+
+/**
+ * Rows per upsert statement: PostgreSQL takes at most 65,535 parameters in one statement (6 a row), and a
+ * smaller statement keeps the driver's buffers small when thousands of strategies load at once.
+ */
+const UPSERT_CHUNK = 1_000;
 
 type StrategyRow = typeof strategies.$inferSelect;
 
@@ -40,27 +48,37 @@ export function createStrategiesRepository(db: DrizzleHandle, clock: () => Date)
     async upsertSeen(list) {
       if (list.length === 0) return;
       const now = clock();
-      await db
-        .insert(strategies)
-        .values(
-          list.map((strategy) => ({
-            name: strategy.name,
-            kind: strategy.kind,
-            config: strategy.config,
-            configHash: strategy.hash,
-            firstSeenAt: now,
-            lastSeenAt: now,
-          })),
-        )
-        .onConflictDoUpdate({
-          target: strategies.name,
-          set: {
-            kind: sql`excluded.kind`,
-            config: sql`excluded.config`,
-            configHash: sql`excluded.config_hash`,
-            lastSeenAt: sql`excluded.last_seen_at`,
-          },
-        });
+      const upsert = (executor: DrizzleExecutor, chunk: readonly StrategySeen[]) =>
+        executor
+          .insert(strategies)
+          .values(
+            chunk.map((strategy) => ({
+              name: strategy.name,
+              kind: strategy.kind,
+              config: strategy.config,
+              configHash: strategy.hash,
+              firstSeenAt: now,
+              lastSeenAt: now,
+            })),
+          )
+          .onConflictDoUpdate({
+            target: strategies.name,
+            set: {
+              kind: sql`excluded.kind`,
+              config: sql`excluded.config`,
+              configHash: sql`excluded.config_hash`,
+              lastSeenAt: sql`excluded.last_seen_at`,
+            },
+          });
+      if (list.length <= UPSERT_CHUNK) {
+        await upsert(db, list);
+        return;
+      }
+      // All or nothing, as one statement would be.
+      await db.transaction(async (transaction) => {
+        for (let start = 0; start < list.length; start += UPSERT_CHUNK)
+          await upsert(transaction, list.slice(start, start + UPSERT_CHUNK));
+      });
     },
 
     async halt(name, reason) {
@@ -91,6 +109,15 @@ export function createStrategiesRepository(db: DrizzleHandle, clock: () => Date)
 
     async list() {
       return (await db.select().from(strategies).orderBy(asc(strategies.name))).map(toStrategy);
+    },
+
+    async listHalted() {
+      const rows = await db
+        .select()
+        .from(strategies)
+        .where(isNotNull(strategies.haltedAt))
+        .orderBy(asc(strategies.name));
+      return rows.map(toStrategy);
     },
   };
 }

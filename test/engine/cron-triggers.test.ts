@@ -1,0 +1,52 @@
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CronTriggers } from '../../src/engine/cron-triggers.js';
+import { dca } from '../strategy/strategy-builders.js';
+
+/** node-cron itself, on vitest's fake timers and fake Date: which strategies each shared task wakes. */
+describe('cron triggers', () => {
+  const ticks: string[] = [];
+  let triggers: CronTriggers;
+
+  beforeEach(() => {
+    vi.useFakeTimers({ now: Date.parse('2030-03-04T09:59:59.500Z') });
+    ticks.length = 0;
+    triggers = new CronTriggers((name) => ticks.push(name), pino({ enabled: false }));
+  });
+  afterEach(async () => {
+    await triggers.destroyAll();
+    vi.useRealTimers();
+  });
+
+  it('shares one task per schedule and zone, and wakes every strategy on it', async () => {
+    triggers.add(dca({ name: 'a', schedule: '* * * * * *', timezone: 'UTC' }));
+    triggers.add(dca({ name: 'b', schedule: '* * * * * *', timezone: 'UTC' }));
+    triggers.add(dca({ name: 'c', schedule: '* * * * * *', timezone: 'America/Sao_Paulo' }));
+    triggers.add(dca({ name: 'd', schedule: '0 10 * * *', timezone: 'UTC' }));
+    expect(triggers.size).toBe(3);
+
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(ticks.sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('moves a changed strategy to its new schedule and drops a task nobody is on', async () => {
+    triggers.add(dca({ name: 'a', schedule: '0 10 * * *', timezone: 'UTC' }));
+    triggers.add(dca({ name: 'b', schedule: '0 10 * * *', timezone: 'UTC' }));
+    triggers.add(dca({ name: 'a', schedule: '0 11 * * *', timezone: 'UTC' }));
+    expect(triggers.size).toBe(2);
+    triggers.remove('b');
+    expect(triggers.size).toBe(1);
+
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(ticks).toEqual([]);
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    expect(ticks).toEqual(['a']);
+  });
+
+  it('refuses a schedule node-cron cannot run without touching the others', async () => {
+    expect(triggers.add(dca({ name: 'bad', schedule: 'not a cron', timezone: 'UTC' }))).toBe(false);
+    expect(triggers.add(dca({ name: 'good', schedule: '* * * * * *', timezone: 'UTC' }))).toBe(true);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(ticks).toEqual(['good']);
+  });
+});
