@@ -29,7 +29,8 @@ export class KillSwitch {
   async current(): Promise<ControlState> {
     const now = this.options.clock().getTime();
     if (this.cached && now - this.cached.readAt < this.options.cacheMs) return this.cached.state;
-    return this.remember(await this.options.control.get());
+    // Aged from the moment of asking: a slow read must not stretch how long its answer is trusted.
+    return this.remember(await this.options.control.get(), now);
   }
 
   /** The last value read, without a query (readiness labels); undefined before the first read. */
@@ -45,9 +46,9 @@ export class KillSwitch {
     return this.remember(await this.options.control.resume(by));
   }
 
-  private remember(state: ControlState): ControlState {
+  private remember(state: ControlState, readAt = this.options.clock().getTime()): ControlState {
     const changed = this.cached === undefined || this.cached.state.paused !== state.paused;
-    this.cached = { state, readAt: this.options.clock().getTime() };
+    this.cached = { state, readAt };
     if (changed) this.options.onChange?.(state);
     this.options.metrics?.paused.set(state.paused ? 1 : 0);
     return state;

@@ -32,6 +32,9 @@ export async function commitIntentSerialized(
     month: inputs.periods.month,
     timeoutMs,
     decide(figures) {
+      if (figures.paused) {
+        return { action: 'skip', reasonCode: 'paused', trace: [] as JsonValue, balanceSnapshotId };
+      }
       const decision = evaluateQuote({
         strategy,
         // The cooldown counts to the moment the order may leave, not to the quote's arrival.

@@ -103,6 +103,26 @@ describe.each(testBackends())('serialized intent commit on %s', (backend) => {
     expect((await db.quotes.forCycle(second.id)).map((quote) => quote.quoteId)).toEqual(['SER20000']);
   });
 
+  it('reads the kill switch under the lock with the figures', async () => {
+    const strategy = `serial-${++count}`;
+    const seen: SpendFigures[] = [];
+    await db.control.pause('incident', 'test');
+    await db.cycles.commitIntentSerialized(
+      (await claimed(strategy, 14)).id,
+      'claimed',
+      quoteOf('100', 5),
+      guardWithCap(strategy, '1000', seen),
+    );
+    await db.control.resume('test');
+    await db.cycles.commitIntentSerialized(
+      (await claimed(strategy, 15)).id,
+      'claimed',
+      quoteOf('100', 6),
+      guardWithCap(strategy, '1000', seen),
+    );
+    expect(seen.map((figures) => figures.paused)).toEqual([true, false]);
+  });
+
   it('returns no cycle when the cycle was moved meanwhile (compare-and-set)', async () => {
     const strategy = `serial-${++count}`;
     const cycle = await claimed(strategy, 12);

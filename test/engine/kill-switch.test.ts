@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KillSwitch, recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
-import { type EngineBench, metricValue, startEngineBench, strategy } from './support/harness.js';
+import { d, type EngineBench, metricValue, startEngineBench, strategy } from './support/harness.js';
 
 describe('the kill switch', () => {
   let bench: EngineBench;
@@ -64,6 +64,32 @@ describe('the kill switch', () => {
     });
     bench.onRequest = undefined;
     bench.sandbox.setFaults({});
+    await bench.database.control.resume('test');
+    expect(report).toMatchObject({ outcome: 'skipped', reason: 'paused' });
+    expect(report.quoteId).not.toBeNull();
+    expect(bench.sandbox.ledger().length).toBe(before);
+  });
+
+  it('stops a budgeted order whose strategy lock outlasted the cache: the locked commit reads the switch', async () => {
+    // The cache never expires here: only the read under the strategy lock can see the pause.
+    const context = {
+      ...bench.context,
+      killSwitch: new KillSwitch({
+        control: bench.database.control,
+        cacheMs: 3_600_000,
+        clock: () => new Date(),
+      }),
+    };
+    expect(await context.killSwitch.isPaused()).toBe(false);
+    await bench.database.control.pause('pulled while the cycle waited for the lock', 'test');
+    const budgeted = strategy({ name: 'paused-at-lock', budget: { perDay: d('1000.00') } });
+    const before = bench.sandbox.ledger().length;
+    await recordStrategiesSeen(context, [budgeted]);
+    const report = await runCycle(context, {
+      strategy: budgeted,
+      slot: new Date('2031-02-02T00:00:00Z'),
+      trigger: 'once',
+    });
     await bench.database.control.resume('test');
     expect(report).toMatchObject({ outcome: 'skipped', reason: 'paused' });
     expect(report.quoteId).not.toBeNull();

@@ -28,6 +28,11 @@ export interface SpendFigures {
   spentDay: Decimal;
   spentMonth: Decimal;
   lastPlacedAt: Date | null;
+  /**
+   * The kill switch as of the lock: the wait for the lock can outlast the switch's cache, and a pause
+   * must reach an order that has not left yet within a second.
+   */
+  paused: boolean;
 }
 
 export type IntentVerdict =
@@ -112,23 +117,25 @@ function commitIntentStatement(tx: DrizzleExecutor) {
   return commitIntentOnAnyExecutor;
 }
 
-/** spentBetween(day), spentBetween(month) and lastPlacedAt in one statement, taken after the lock. */
+/** spentBetween(day), spentBetween(month), lastPlacedAt and the kill switch in one statement, after the lock. */
 const selectFigures = defineRawStatement(
   'intent_spend_figures',
   `select
      coalesce(sum(total_cost) filter (where slot >= $2 and slot < $3), 0)::text,
      coalesce(sum(total_cost) filter (where slot >= $4 and slot < $5), 0)::text,
-     max(submitted_at)
+     max(submitted_at),
+     coalesce((select paused from control where id = 1), false)
    from cycles
    where strategy = $1 and state in (${moneyMayHaveLeft})`,
   ['strategy', 'dayStart', 'dayEnd', 'monthStart', 'monthEnd'],
   (rows): SpendFigures => {
-    const [day, month, last] = rows[0] ?? [];
+    const [day, month, last, paused] = rows[0] ?? [];
     return {
       spentDay: new Decimal(String(day ?? '0')),
       spentMonth: new Decimal(String(month ?? '0')),
       // Both drivers hand timestamps to drizzle as text (its parsers); the column would map it the same way.
       lastPlacedAt: last === null || last === undefined ? null : new Date(last as string),
+      paused: paused === true || paused === 't',
     };
   },
 );
