@@ -121,8 +121,14 @@ export class App {
     if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
 
     const observer = createApiObserver(metrics, clock);
-    const client = createClientFromSettings(settings, { baseUrl, token }, observer.onRequest);
+    const service = { baseUrl, token };
+    const client = createClientFromSettings(settings, service, observer.onRequest);
     this.onStop('api client', () => client.close());
+    // One connection per cycle in flight, shared with nothing else (see EngineContext.tradingClient).
+    const tradingClient = createClientFromSettings(settings, service, observer.onRequest, {
+      connections: settings.engine.concurrency,
+    });
+    this.onStop('trading api client', () => tradingClient.close());
 
     const killSwitch = new KillSwitch({
       control: database.control,
@@ -138,6 +144,7 @@ export class App {
     this.engine = {
       database,
       client,
+      tradingClient,
       metrics,
       logger,
       settings: settings.engine,
@@ -166,7 +173,12 @@ export class App {
       }),
     });
     this.onStop('http server', () => http.close());
-    await this.openTracking(database, client, http);
+    // Tracking backs off and bounds its request rate itself; client retries would multiply that rate.
+    const trackingClient = createClientFromSettings(settings, service, observer.onRequest, {
+      maxAttempts: 1,
+    });
+    this.onStop('tracking api client', () => trackingClient.close());
+    await this.openTracking(database, trackingClient, http);
     this.boundPort = await listen(http, '0.0.0.0', settings.http.port);
     logger.info({ port: this.boundPort }, 'http server listening (/metrics, /healthz, /readyz)');
     // Only once the receiver listens may the service be told to deliver to it; a failure is logged there.

@@ -19,19 +19,29 @@ export function requireToken(settings: Settings): string {
   return settings.api.token;
 }
 
+/** Where one pool of the worker departs from the configured transport. */
+export interface ClientVariant {
+  connections?: number;
+  maxAttempts?: number;
+}
+
 export function createClientFromSettings(
   settings: Settings,
   service: { baseUrl: string; token: string },
   onRequest?: (event: RequestEvent) => void,
+  variant: ClientVariant = {},
 ): PurchaseClient {
   const { api } = settings;
   return createPurchaseClient({
     ...service,
     format: api.format,
     timeouts: api.timeouts,
-    connections: api.connections,
+    connections: variant.connections ?? api.connections,
     keepAliveMs: api.keepAliveMs,
-    retry: api.retry,
+    retry: {
+      ...api.retry,
+      ...(variant.maxAttempts === undefined ? {} : { maxAttempts: variant.maxAttempts }),
+    },
     onRequest,
   });
 }

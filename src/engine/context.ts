@@ -9,7 +9,14 @@ import type { KillSwitch } from './kill-switch.js';
 /** Everything the engine's parts need, built once by the composition root (src/app.ts) or by a test. */
 export interface EngineContext {
   database: Database;
+  /** Every call but quotes and orders: balance, reconciliation, the external scan, readiness. */
   client: PurchaseClient;
+  /**
+   * Quotes and orders, on a connection pool of their own sized to the cycle concurrency: an order request
+   * queued behind tracking or reconciliation traffic could leave after its quote's deadline. Defaults to
+   * `client` (tests, one-shot commands).
+   */
+  tradingClient?: PurchaseClient;
   metrics: Metrics;
   logger: Logger;
   settings: EngineSettings;

@@ -63,7 +63,8 @@ async function attemptWithOneQuote(
   inputs: CycleInputs,
   timing: CycleTiming,
 ): Promise<GiveUp | undefined> {
-  const { clock, client, metrics, settings } = context;
+  const { clock, metrics, settings } = context;
+  const client = context.tradingClient ?? context.client;
   const requestedAt = clock();
   const deadline = startQuoteDeadline(requestedAt, settings);
   const requestTick = performance.now();
