@@ -82,13 +82,13 @@ async function runWorker(): Promise<void> {
     await stopped;
     dispose();
     running.logger.flush();
-    // Everything is closed; a handle some library left open must not keep a stopped worker alive.
-    setTimeout(() => process.exit(0), 5_000).unref();
   } catch (error) {
     printErrorLine(error, []);
     await app?.stop();
     process.exitCode = 1;
   }
+  // Everything is closed; a handle some library left open must not keep a stopped worker alive.
+  setTimeout(() => process.exit(), 5_000).unref();
 }
 
 /**

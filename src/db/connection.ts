@@ -1,13 +1,9 @@
 /**
- * The two drivers behind one shape: postgres.js against a PostgreSQL server, or PGlite (PostgreSQL in
- * WebAssembly, one connection) embedded in the process. Repositories only see the drizzle handle, so the
- * same statements run on both.
+ * The two drivers behind one shape: postgres.js against a PostgreSQL server (here), or PGlite (PostgreSQL
+ * in WebAssembly, one connection) embedded in the process (pglite-connection.ts). Repositories only see
+ * the drizzle handle, so the same statements run on both.
  */
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { DatabaseError } from './errors.js';
@@ -67,56 +63,6 @@ export function connectPostgres(url: string, maxConnections: number): Connection
   };
 }
 
-export async function connectPglite(options: { dataDir?: string; memory?: boolean }): Promise<Connection> {
-  let location = 'memory';
-  let client: PGlite;
-  try {
-    if (options.memory) {
-      client = await PGlite.create();
-    } else {
-      const directory = join(resolve(options.dataDir ?? './data'), 'pglite');
-      location = directory;
-      await mkdir(directory, { recursive: true });
-      client = await PGlite.create({ dataDir: directory });
-    }
-  } catch (error) {
-    throw new DatabaseError(
-      'DB_UNAVAILABLE',
-      `embedded database (PGlite) at ${location} could not start: ${reasonOf(error)}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  return wrapPglite(client);
-}
-
-/**
- * PGlite is one session: a reserved connection is the session itself, and an advisory lock taken there is
- * re-entrant for every caller in this process. That is enough, since a PGlite data directory can only be
- * opened by one process at a time.
- */
-export function wrapPglite(client: PGlite): Connection {
-  return {
-    kind: 'pglite',
-    drizzle: drizzlePglite(client, { schema }) as unknown as DrizzleHandle,
-    withReservedConnection: (work) =>
-      work({
-        query: async (text, params = []) => (await client.query<Record<string, unknown>>(text, params)).rows,
-      }),
-    async ping() {
-      try {
-        await client.query('select 1');
-      } catch (error) {
-        throw new DatabaseError('DB_UNAVAILABLE', 'embedded database (PGlite) did not answer', {
-          cause: error,
-        });
-      }
-    },
-    end: () => client.close(),
-  };
-}
-
 /**
  * Runs `work` on a one-connection client of its own rather than on client.reserve(): postgres.js never
  * settles a statement sent on a reserved connection whose session the server ended, and release() then
@@ -165,6 +111,6 @@ export function describeTarget(url: string): string {
   }
 }
 
-function reasonOf(error: unknown): string {
+export function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

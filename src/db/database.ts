@@ -1,6 +1,5 @@
 import {
   type Connection,
-  connectPglite,
   connectPostgres,
   type DatabaseKind,
   type ReservedConnection,
@@ -51,7 +50,10 @@ const connections = new WeakMap<Database, Connection>();
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
   const connection = options.url
     ? connectPostgres(options.url, options.maxConnections ?? 10)
-    : await connectPglite({ dataDir: options.dataDir, memory: options.memory });
+    : await (await import('./pglite-connection.js')).connectPglite({
+        dataDir: options.dataDir,
+        memory: options.memory,
+      });
   return createDatabase(connection, options.clock ?? (() => new Date()));
 }
 

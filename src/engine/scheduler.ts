@@ -58,9 +58,11 @@ export class Scheduler {
 
   /** Schedules the enabled strategies of the new set; unchanged ones keep their task. */
   apply(strategies: readonly Strategy[]): { added: string[]; changed: string[]; removed: string[] } {
+    const summary = { added: [] as string[], changed: [] as string[], removed: [] as string[] };
+    // A reload that finishes after the stop would start timers that keep a stopped process alive.
+    if (this.stopped) return summary;
     const now = this.options.context.clock();
     const wanted = new Map(strategies.filter((s) => s.enabled).map((s) => [s.name, s]));
-    const summary = { added: [] as string[], changed: [] as string[], removed: [] as string[] };
     for (const name of this.entries.keys()) {
       if (!wanted.has(name)) {
         this.triggers?.remove(name);

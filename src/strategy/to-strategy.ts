@@ -1,3 +1,4 @@
+import { detached } from './detached-text.js';
 import type { DcaDocument, ThresholdDocument } from './strategy-schema.js';
 import type { Strategy, StrategyBudget, StrategyGuards } from './types.js';
 
@@ -10,11 +11,12 @@ export function toStrategy(
   document: DcaDocument | ThresholdDocument,
   source: { file: string; line: number },
 ): Strategy {
+  // Detached: the worker keeps these for its life, and a slice would keep the whole file's text with them.
   const common = {
-    name: document.name,
-    symbol: document.symbol,
+    name: detached(document.name),
+    symbol: detached(document.symbol),
     amount: document.amount,
-    timezone: document.timezone,
+    timezone: detached(document.timezone),
     ...(document.maxPrice !== undefined && { maxPrice: document.maxPrice }),
     ...(document.cooldown !== undefined && { cooldownMs: document.cooldown }),
     ...(document.budget !== undefined && { budget: toBudget(document.budget) }),
@@ -23,11 +25,16 @@ export function toStrategy(
     missedGraceMs: document.missedGrace,
     enabled: document.enabled,
     dryRun: document.dryRun,
-    ...(document.note !== undefined && { note: document.note }),
+    ...(document.note !== undefined && { note: detached(document.note) }),
     source,
   };
-  if (document.kind === 'dca') return { kind: 'dca', schedule: document.schedule, ...common };
-  return { kind: 'threshold', schedule: document.checkEvery, buyBelow: document.buyBelow, ...common };
+  if (document.kind === 'dca') return { kind: 'dca', schedule: detached(document.schedule), ...common };
+  return {
+    kind: 'threshold',
+    schedule: detached(document.checkEvery),
+    buyBelow: document.buyBelow,
+    ...common,
+  };
 }
 
 function toBudget(budget: NonNullable<DcaDocument['budget']>): StrategyBudget {

@@ -8,6 +8,7 @@
  *   moment of the transition (02:30 on a spring-forward night in New York is 03:00 EDT, 07:00Z).
  * The mapping from readings to instants is therefore non-decreasing, which the slot search relies on.
  */
+import { detached } from './detached-text.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -38,7 +39,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
       minute: 'numeric',
       second: 'numeric',
     });
-    formatters.set(timeZone, formatter);
+    formatters.set(detached(timeZone), formatter);
   }
   return formatter;
 }

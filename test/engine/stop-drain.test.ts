@@ -66,4 +66,16 @@ describe('stopping the schedule', () => {
     expect(performance.now() - began).toBeLessThan(1_000);
     fake.gates.get('endless')!();
   });
+
+  it('schedules nothing from a reload that lands after the stop', async () => {
+    const fake = gatedScheduler(1);
+    fake.scheduler.start([strategy({ name: 'before' })]);
+    await fake.scheduler.stop(1_000);
+    expect(fake.scheduler.apply([strategy({ name: 'after' })])).toEqual({
+      added: [],
+      changed: [],
+      removed: [],
+    });
+    expect(fake.scheduler.size).toBe(0);
+  });
 });

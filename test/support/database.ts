@@ -14,9 +14,9 @@ import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { wrapPglite } from '../../src/db/connection.js';
 import { createDatabase } from '../../src/db/database.js';
 import { type Database, findMigrationsFolder, migrate, openDatabase } from '../../src/db/index.js';
+import { wrapPglite } from '../../src/db/pglite-connection.js';
 import { type TestBackend, withDatabase } from './global-setup.js';
 
 export type { TestBackend };
