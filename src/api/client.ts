@@ -139,24 +139,30 @@ export function createPurchaseClient(options: PurchaseClientOptions) {
       return exchange(context, spec, orderSchema);
     },
 
-    async listOrders(input: ListOrdersInput = {}): Promise<OrderPage> {
+    async listOrders(input: ListOrdersInput = {}, options: CallOptions = {}): Promise<OrderPage> {
       const op = 'listOrders';
       const status =
         input.status === undefined ? undefined : checkOneOf(op, 'status', input.status, ORDER_STATUSES);
-      return read(op, '/client/orders', orderPageSchema, {
-        [ORDER_LIST_QUERY.status]: status,
-        [ORDER_LIST_QUERY.symbol]:
-          input.symbol === undefined ? undefined : checkText(op, 'symbol', input.symbol),
-        [ORDER_LIST_QUERY.from]: checkDate(op, 'from', input.from),
-        [ORDER_LIST_QUERY.to]: checkDate(op, 'to', input.to),
-        [ORDER_LIST_QUERY.limit]: checkIntegerInRange(op, 'limit', input.limit, { min: 1 }),
-        [ORDER_LIST_QUERY.page]: checkIntegerInRange(op, 'page', input.page, { min: 1 }),
-      });
+      return read(
+        op,
+        '/client/orders',
+        orderPageSchema,
+        {
+          [ORDER_LIST_QUERY.status]: status,
+          [ORDER_LIST_QUERY.symbol]:
+            input.symbol === undefined ? undefined : checkText(op, 'symbol', input.symbol),
+          [ORDER_LIST_QUERY.from]: checkDate(op, 'from', input.from),
+          [ORDER_LIST_QUERY.to]: checkDate(op, 'to', input.to),
+          [ORDER_LIST_QUERY.limit]: checkIntegerInRange(op, 'limit', input.limit, { min: 1 }),
+          [ORDER_LIST_QUERY.page]: checkIntegerInRange(op, 'page', input.page, { min: 1 }),
+        },
+        options.signal,
+      );
     },
 
-    async getOrder(id: string): Promise<OrderDetail> {
+    async getOrder(id: string, options: CallOptions = {}): Promise<OrderDetail> {
       const path = `/client/orders/${encodeURIComponent(checkText('getOrder', 'id', id))}`;
-      return read('getOrder', path, orderDetailSchema);
+      return read('getOrder', path, orderDetailSchema, undefined, options.signal);
     },
 
     async getTracking(id: string, options: CallOptions = {}): Promise<Tracking> {

@@ -19,8 +19,16 @@ const MAYBE_INEXACT = /[:[,]\s*-?\d(?:[\d.]{15}|[\d.]*[eE])/;
 const SHORT_LITERAL_LENGTH = 16;
 
 export function parseJsonExactly(text: string): unknown {
-  if (!MAYBE_INEXACT.test(text)) return JSON.parse(text);
-  return JSON.parse(text.replace(TOKEN, quoteInexactNumber));
+  return JSON.parse(quoteInexactNumbers(text));
+}
+
+/**
+ * The JSON text with every number literal a double would round turned into a string literal; any other
+ * text comes back unchanged. For a caller that must keep its own JSON parser (the webhook receiver keeps
+ * Fastify's, with its checks against prototype poisoning).
+ */
+export function quoteInexactNumbers(text: string): string {
+  return MAYBE_INEXACT.test(text) ? text.replace(TOKEN, quoteInexactNumber) : text;
 }
 
 function quoteInexactNumber(token: string): string {

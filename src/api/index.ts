@@ -32,6 +32,7 @@ export {
   PurchaseApiError,
   QuoteExpiredError,
 } from './errors.js';
+export { quoteInexactNumbers } from './exact-json.js';
 export type { RequestEvent, RequestObserver } from './exchange.js';
 export { DEFAULT_RETRY, RETRIED_ERROR_CODES, type RetrySettings } from './retry-policy.js';
 export * from './types.js';

@@ -29,7 +29,7 @@ export const engineSchema = z.strictObject({
   catchUpLagMs: ms.default(2_000),
   /** `run` waits this long for an unreachable database at start (a deploy, a failover) before giving up. */
   startupDatabaseWaitMs: ms.default(60_000),
-  /** The engine gives up on a database statement after this (the driver itself may wait forever). */
+  /** The engine, and tracking, give up on a database statement after this (the driver may wait forever). */
   databaseTimeoutMs: positiveMs.default(10_000),
   /** Graceful stop waits this long for in-flight cycles. */
   drainTimeoutMs: positiveMs.default(30_000),

@@ -3,7 +3,7 @@
  * records the same code for them and the outage shows in the metric; the driver's error stays as `cause`.
  */
 import { isPurchaseApiError } from '../api/index.js';
-import { DatabaseError } from '../db/index.js';
+import { DatabaseError, withinDatabaseTimeout } from '../db/index.js';
 import type { Metrics } from '../observability/metrics.js';
 
 export type EngineErrorCode = 'DB_UNAVAILABLE' | 'DB_ERROR' | 'STATE_CONFLICT';
@@ -30,18 +30,10 @@ export async function withDatabase<T>(
   work: () => Promise<T>,
   timeoutMs: number = context.settings.databaseTimeoutMs,
 ): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  // A database that accepts connections and drops them makes the driver wait without end; the engine
-  // gives up instead. A statement that still lands later is harmless: every move is a compare-and-set and
-  // recovery settles what was left half-way.
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new DatabaseTimeoutError(`no answer within ${timeoutMs} ms`)),
-      Math.max(1, timeoutMs),
-    );
-  });
   try {
-    return await Promise.race([work(), timeout]);
+    // A statement that lands after the timeout is harmless here: every move is a compare-and-set and
+    // recovery settles what was left half-way.
+    return await withinDatabaseTimeout(work, timeoutMs);
   } catch (error) {
     // A refused state move is a bug in the caller, not an outage: keep its own code.
     if (error instanceof DatabaseError && error.code === 'ILLEGAL_TRANSITION') throw error;
@@ -50,19 +42,12 @@ export async function withDatabase<T>(
     throw new EngineError(code, `database operation ${operation} failed: ${messageOf(rootCause(error))}`, {
       cause: error,
     });
-  } finally {
-    clearTimeout(timer);
   }
 }
 
 export interface DatabaseCallContext {
   metrics: Metrics;
   settings: { databaseTimeoutMs: number };
-}
-
-class DatabaseTimeoutError extends Error {
-  override readonly name = 'DatabaseTimeoutError';
-  readonly code = 'DB_TIMEOUT';
 }
 
 /** SQLSTATE classes of a lost or refused connection: 08 connection exception, 57P admin shutdown, 53 resources. */

@@ -11,15 +11,24 @@ import { listOrdersBetween, toServiceOrder } from './service-orders.js';
 export interface ExternalScanResult {
   listed: number;
   recorded: number;
+  /**
+   * false when the list had more pages than `reconcile.maxPages`: only the newest orders of the window were
+   * seen, and the window is not covered below `oldestListed`.
+   */
+  complete: boolean;
+  /** Timestamp of the oldest order read (undefined when none was). */
+  oldestListed?: Date;
 }
 
 export async function recordExternalOrders(
   context: EngineContext,
   window: { from: Date; to: Date },
+  options: { signal?: AbortSignal } = {},
 ): Promise<ExternalScanResult> {
   const { database, metrics } = context;
-  if (window.to.getTime() <= window.from.getTime()) return { listed: 0, recorded: 0 };
-  const listed = await listOrdersBetween(context, window);
+  if (window.to.getTime() <= window.from.getTime()) return { listed: 0, recorded: 0, complete: true };
+  const listing = await listOrdersBetween(context, window, options);
+  const listed = listing.orders;
   const ours = await withDatabase(context, 'cycles_list_by_state', async () => [
     ...(await database.cycles.listByState('submitting', 1_000)),
     ...(await database.cycles.listByState('unsure', 1_000)),
@@ -49,5 +58,14 @@ export async function recordExternalOrders(
       'order at the service that no cycle placed; recorded as external',
     );
   }
-  return { listed: listed.length, recorded };
+  return {
+    listed: listed.length,
+    recorded,
+    complete: listing.complete,
+    ...(listed.length === 0 ? {} : { oldestListed: oldestOf(listed) }),
+  };
+}
+
+function oldestOf(orders: readonly { timestamp: Date }[]): Date {
+  return new Date(Math.min(...orders.map((order) => order.timestamp.getTime())));
 }

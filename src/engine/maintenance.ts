@@ -7,27 +7,35 @@
 import type { EngineContext } from './context.js';
 import { errorCodeOf, withDatabase } from './engine-errors.js';
 import { type ExternalScanResult, recordExternalOrders } from './external-orders.js';
+import { ExternalScanWindow } from './external-scan-window.js';
 import { type ReconcileResult, reconcileUnsureCycles } from './reconcile.js';
 import { type RecoveryResult, recoverAbandonedCycles } from './recovery.js';
 
 /** Arbitrary constant shared by every replica: "treasury-bot external order scan". */
 const EXTERNAL_SCAN_LOCK_KEY = '7304116215388002';
-/** Each scan re-reads a little of the previous window, in case an order became visible late. */
-const SCAN_OVERLAP_MS = 60_000;
 
 export interface MaintenanceReport {
   recovery?: RecoveryResult;
   reconcile?: ReconcileResult;
   external?: ExternalScanResult | 'skipped';
   errors: string[];
+  /** The pass was cut short by stop(); the steps it did not finish run on the next start. */
+  stopped?: true;
 }
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<MaintenanceReport> | undefined;
-  private scannedUntil: Date | undefined;
+  private readonly scanWindow: ExternalScanWindow;
+  /**
+   * Aborted by stop(): a pass's requests would otherwise hold the worker's stop for the client's timeouts
+   * times its retries (tens of seconds against a service that accepts connections and never answers).
+   */
+  private lifetime = new AbortController();
 
-  constructor(private readonly context: EngineContext) {}
+  constructor(private readonly context: EngineContext) {
+    this.scanWindow = new ExternalScanWindow(context.settings.reconcile);
+  }
 
   start(): void {
     if (this.timer) return;
@@ -38,23 +46,29 @@ export class Maintenance {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.lifetime.abort(new Error('maintenance stopped'));
     await this.running;
   }
 
   /** One pass; a pass already under way is joined rather than doubled. */
   runOnce(now?: Date): Promise<MaintenanceReport> {
-    this.running ??= this.pass(now ?? this.context.clock()).finally(() => {
+    // A pass asked for after a stop (the worker started again) must not start out aborted.
+    if (this.running === undefined && this.lifetime.signal.aborted) this.lifetime = new AbortController();
+    this.running ??= this.pass(now ?? this.context.clock(), this.lifetime.signal).finally(() => {
       this.running = undefined;
     });
     return this.running;
   }
 
-  private async pass(now: Date): Promise<MaintenanceReport> {
+  private async pass(now: Date, signal: AbortSignal): Promise<MaintenanceReport> {
     const report: MaintenanceReport = { errors: [] };
     const step = async <T>(name: string, work: () => Promise<T>): Promise<T | undefined> => {
+      if (signal.aborted) return undefined;
       try {
         return await work();
       } catch (error) {
+        // Cut short by stop(), not failed: nothing to alert on, and the step runs again on the next start.
+        if (signal.aborted) return undefined;
         report.errors.push(`${name}: ${errorCodeOf(error)}`);
         this.context.logger.warn(
           { step: name, errorCode: errorCodeOf(error), err: error },
@@ -64,29 +78,35 @@ export class Maintenance {
       }
     };
     report.recovery = await step('recovery', () => recoverAbandonedCycles(this.context, now));
-    report.reconcile = await step('reconcile', () => reconcileUnsureCycles(this.context, now));
-    report.external = await step('external', () => this.scanExternal(now));
+    report.reconcile = await step('reconcile', () => reconcileUnsureCycles(this.context, now, { signal }));
+    report.external = await step('external', () => this.scanExternal(now, signal));
     await step('gauges', () => this.refreshGauges());
+    if (signal.aborted) report.stopped = true;
     return report;
   }
 
-  private async scanExternal(now: Date): Promise<ExternalScanResult | 'skipped'> {
-    const { reconcile } = this.context.settings;
-    const to = new Date(now.getTime() - reconcile.visibilityLagMs);
-    const earliest = now.getTime() - reconcile.externalLookbackMs;
-    const from = new Date(Math.max(earliest, (this.scannedUntil?.getTime() ?? earliest) - SCAN_OVERLAP_MS));
+  private async scanExternal(now: Date, signal: AbortSignal): Promise<ExternalScanResult | 'skipped'> {
+    const window = this.scanWindow.next(now);
     const result = await this.context.database.withReservedConnection(async (connection) => {
       const [row] = await connection.query('select pg_try_advisory_lock($1::bigint) as locked', [
         EXTERNAL_SCAN_LOCK_KEY,
       ]);
       if (row?.locked !== true) return 'skipped' as const;
       try {
-        return await recordExternalOrders(this.context, { from, to });
+        return await recordExternalOrders(this.context, window, { signal });
       } finally {
         await connection.query('select pg_advisory_unlock($1::bigint)', [EXTERNAL_SCAN_LOCK_KEY]);
       }
     });
-    if (result !== 'skipped') this.scannedUntil = to;
+    if (result === 'skipped') return result;
+    this.scanWindow.scanned(window, result);
+    if (!result.complete) {
+      this.context.metrics.orderListsTruncated.inc({ scan: 'external' });
+      this.context.logger.warn(
+        { from: window.from, to: window.to, listed: result.listed, oldestListed: result.oldestListed },
+        'external-order scan read only the newest part of its window (engine.reconcile.maxPages); the older part is scanned next',
+      );
+    }
     return result;
   }
 

@@ -1,15 +1,16 @@
 /**
  * Reconciliation of unsure cycles: each is leased (SKIP LOCKED, so replicas split the work) and looked for
  * in the service's order list. One match is adopted (order recorded, cycle placed); no match after the
- * quote window plus the visibility lag proves the order absent (not_placed); several matches stop the
- * strategy's automation and raise an alert, because only a person can tell which order is ours.
+ * quote window plus the visibility lag proves the order absent (not_placed), but only when the whole list
+ * was read; several matches stop the strategy's automation and raise an alert, because only a person can
+ * tell which order is ours.
  */
 import type { OrderListItem } from '../api/index.js';
 import type { Cycle, QuoteRecord } from '../db/index.js';
 import type { EngineContext } from './context.js';
 import { errorCodeOf, withDatabase } from './engine-errors.js';
 import { type CandidateOrder, type CycleFingerprint, matchOrders, sameFigures } from './order-matching.js';
-import { listOrdersBetween, toServiceOrder } from './service-orders.js';
+import { listOrdersBetween, type OrderListing, toServiceOrder } from './service-orders.js';
 
 export type ReconcileVerdict = 'adopted' | 'not_placed' | 'ambiguous' | 'waiting';
 
@@ -22,7 +23,12 @@ export interface ReconcileResult {
   errors: number;
 }
 
-export async function reconcileUnsureCycles(context: EngineContext, now: Date): Promise<ReconcileResult> {
+export async function reconcileUnsureCycles(
+  context: EngineContext,
+  now: Date,
+  options: { signal?: AbortSignal } = {},
+): Promise<ReconcileResult> {
+  const { signal } = options;
   const { reconcile } = context.settings;
   const leased = await withDatabase(context, 'cycles_claim_unsure', () =>
     context.database.cycles.claimUnsure(context.replicaId, reconcile.leaseMs, reconcile.batchSize, now),
@@ -36,14 +42,18 @@ export async function reconcileUnsureCycles(context: EngineContext, now: Date): 
     errors: 0,
   };
   for (const cycle of leased) {
+    // Stopping: the cycles not examined keep their lease until it runs out, then any replica takes them.
+    if (signal?.aborted) break;
     result.examined++;
     try {
-      const verdict = await reconcileCycle(context, cycle, now);
+      const verdict = await reconcileCycle(context, cycle, now, signal);
       if (verdict === 'adopted') result.adopted++;
       else if (verdict === 'not_placed') result.notPlaced++;
       else if (verdict === 'ambiguous') result.ambiguous++;
       else result.waiting++;
     } catch (error) {
+      // Cut short by a stop, not failed: nothing to report; the lease runs out and the cycle is examined again.
+      if (signal?.aborted) break;
       result.errors++;
       context.logger.warn(
         { cycleId: cycle.id, strategy: cycle.strategy, errorCode: errorCodeOf(error), err: error },
@@ -58,24 +68,35 @@ export async function reconcileCycle(
   context: EngineContext,
   cycle: Cycle,
   now: Date,
+  signal?: AbortSignal,
 ): Promise<ReconcileVerdict> {
   const quote = await quoteOf(context, cycle);
   const fingerprint: CycleFingerprint = { quoteId: quote.quoteId, amount: quote.amount, price: quote.price };
   if (cycle.serviceOrderId !== null) {
     // The service answered with this id but the cycle could not record it: confirm and adopt.
-    const detail = await context.client.getOrder(cycle.serviceOrderId);
+    const detail = await context.client.getOrder(cycle.serviceOrderId, { signal });
     return adopt(context, cycle, toServiceOrder(detail));
   }
 
   const { quoteWindowMs, reconcile } = context.settings;
   const sentAt = (cycle.submittedAt ?? cycle.updatedAt).getTime();
-  const listed = await listOrdersBetween(context, {
-    symbol: quote.symbol,
-    from: new Date(quote.requestedAt.getTime() - reconcile.clockSkewMs),
-    to: new Date(sentAt + quoteWindowMs + reconcile.clockSkewMs),
-  });
-  const candidates = await confirmCandidates(context, cycle, fingerprint, listed);
-  const verdict = matchOrders(fingerprint, candidates);
+  const listing = await listOrdersBetween(
+    context,
+    {
+      symbol: quote.symbol,
+      from: new Date(quote.requestedAt.getTime() - reconcile.clockSkewMs),
+      to: new Date(sentAt + quoteWindowMs + reconcile.clockSkewMs),
+    },
+    { signal },
+  );
+  const listed = listing.orders;
+  const candidates = await confirmCandidates(context, cycle, fingerprint, listed, signal);
+  // From part of the list only an order carrying our quoteId decides anything: a match on figures alone
+  // could be outranked, or joined, by an order on the pages not read.
+  const decisive = listing.complete
+    ? candidates
+    : candidates.filter((candidate) => candidate.quoteId === fingerprint.quoteId);
+  const verdict = matchOrders(fingerprint, decisive);
   if (verdict.kind === 'single') {
     const order = listed.find((item) => item.id === verdict.orderId)!;
     const quoteId = candidates.find((candidate) => candidate.id === verdict.orderId)?.quoteId;
@@ -83,6 +104,7 @@ export async function reconcileCycle(
   }
   if (verdict.kind === 'ambiguous') return haltStrategy(context, cycle, verdict.orderIds);
   if (now.getTime() < sentAt + quoteWindowMs + reconcile.visibilityLagMs) return 'waiting';
+  if (!listing.complete) return unproven(context, cycle, listing);
   const moved = await withDatabase(context, 'cycle_transition', () =>
     context.database.cycles.transition(cycle.id, 'unsure', 'not_placed', {
       reasonCode: 'not_found_at_service',
@@ -114,6 +136,7 @@ async function confirmCandidates(
   cycle: Cycle,
   fingerprint: CycleFingerprint,
   listed: readonly OrderListItem[],
+  signal?: AbortSignal,
 ): Promise<CandidateOrder[]> {
   const candidates: CandidateOrder[] = [];
   for (const order of listed) {
@@ -122,7 +145,7 @@ async function confirmCandidates(
       context.database.orders.getByServiceId(order.id),
     );
     if (known && known.cycleId !== null && known.cycleId !== cycle.id) continue;
-    const quoteId = order.quoteId ?? (await context.client.getOrder(order.id)).quoteId;
+    const quoteId = order.quoteId ?? (await context.client.getOrder(order.id, { signal })).quoteId;
     candidates.push({ id: order.id, amount: order.amount, price: order.price, quoteId });
   }
   return candidates;
@@ -163,6 +186,22 @@ async function adopt(
     'reconciled: the order exists at the service and is now recorded',
   );
   return 'adopted';
+}
+
+/** Absence is proven by a complete list only: with pages left unread the cycle stays unsure. */
+function unproven(context: EngineContext, cycle: Cycle, listing: OrderListing): ReconcileVerdict {
+  context.metrics.orderListsTruncated.inc({ scan: 'reconcile' });
+  context.logger.warn(
+    {
+      cycleId: cycle.id,
+      strategy: cycle.strategy,
+      slot: cycle.slot,
+      pagesRead: listing.pagesRead,
+      totalPages: listing.totalPages,
+    },
+    'reconciliation read only part of the order list (engine.reconcile.maxPages); absence not proven, the cycle stays unsure',
+  );
+  return 'waiting';
 }
 
 async function haltStrategy(

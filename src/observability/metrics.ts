@@ -80,6 +80,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Orders found at the service that no cycle owns, recorded as external',
       registers,
     }),
+    orderListsTruncated: new Counter({
+      name: 'treasury_order_list_truncated_total',
+      help: 'Order lists read only in part (more pages than engine.reconcile.maxPages), by scan: an unsure cycle kept unsure (reconcile), a scan resumed below what it read (external)',
+      labelNames: ['scan'] as const,
+      registers,
+    }),
     haltedStrategies: new Gauge({
       name: 'treasury_halted_strategies',
       help: 'Strategies whose automation is stopped until an operator clears them (ambiguous reconciliation)',
@@ -151,6 +157,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   // A labelled series is absent until its first increment, and rate() over an absent series sees nothing
   // when the first one arrives: where the label set is fixed, every series starts at zero.
   for (const result of RECONCILE_RESULTS) metrics.reconciledCycles.inc({ result }, 0);
+  for (const scan of ['reconcile', 'external'] as const) metrics.orderListsTruncated.inc({ scan }, 0);
   return metrics;
 }
 

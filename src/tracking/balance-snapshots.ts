@@ -7,12 +7,15 @@ import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { BalanceSnapshot, Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import { gaugeValue, type Metrics } from '../observability/metrics.js';
+import { callDatabase } from './database-call.js';
 import { createPeriodicTask } from './periodic-task.js';
 
 export interface BalanceSnapshotsDeps {
   database: Database;
   client: Pick<PurchaseClient, 'getBalance'>;
   metrics: Metrics;
+  /** engine.databaseTimeoutMs: a snapshot's write waits no longer. */
+  databaseTimeoutMs: number;
   logger: Logger;
   settings: TrackingSettings['balance'];
   clock?: () => Date;
@@ -23,7 +26,9 @@ export function createBalanceSnapshots(deps: BalanceSnapshotsDeps) {
 
   async function takeSnapshot(signal?: AbortSignal): Promise<BalanceSnapshot> {
     const balance = await deps.client.getBalance({ signal });
-    const snapshot = await deps.database.balances.record({ ...balance, takenAt: clock() });
+    const snapshot = await callDatabase(deps, 'balance_record', () =>
+      deps.database.balances.record({ ...balance, takenAt: clock() }),
+    );
     exportBalance(deps.metrics, balance);
     deps.logger.debug(
       {

@@ -6,6 +6,8 @@
 import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { callDatabase } from './database-call.js';
 import { createPeriodicTask } from './periodic-task.js';
 import type { Tracker } from './tracker.js';
 
@@ -18,6 +20,8 @@ export interface StoredEvent {
 export interface EventProcessorDeps {
   database: Database;
   tracker: Pick<Tracker, 'nudge'>;
+  metrics: Metrics;
+  databaseTimeoutMs: number;
   logger: Logger;
   settings: TrackingSettings['receiver'];
   clock: () => Date;
@@ -28,16 +32,21 @@ export function createEventProcessor(deps: EventProcessorDeps) {
   const inFlight = new Set<Promise<void>>();
   let accepting = true;
 
+  const markProcessed = (dedupeKey: string, status: 'processed' | 'unknown_order') =>
+    callDatabase(deps, 'webhook_mark_processed', () =>
+      database.webhookEvents.markProcessed(dedupeKey, status),
+    );
+
   async function process(event: StoredEvent): Promise<void> {
     if (event.serviceOrderId === null) {
-      await database.webhookEvents.markProcessed(event.dedupeKey, 'processed');
+      await markProcessed(event.dedupeKey, 'processed');
       return;
     }
     const outcome = await deps.tracker.nudge(event.serviceOrderId, 'webhook');
     // A failed check leaves the event pending: the sweep tries again.
     if (outcome === 'failed') return;
     const status = outcome === 'unknown_order' ? 'unknown_order' : 'processed';
-    await database.webhookEvents.markProcessed(event.dedupeKey, status);
+    await markProcessed(event.dedupeKey, status);
     if (status === 'unknown_order') {
       logger.info(
         { kind: event.kind, orderId: event.serviceOrderId },
@@ -62,7 +71,9 @@ export function createEventProcessor(deps: EventProcessorDeps) {
   /** Stored events still pending, and unknown_order ones within the retry window, processed again. */
   async function sweep(): Promise<number> {
     const unknownSince = new Date(deps.clock().getTime() - deps.settings.unknownOrderRetryMs);
-    const events = await database.webhookEvents.listToRetry(unknownSince);
+    const events = await callDatabase(deps, 'webhook_list_retry', () =>
+      database.webhookEvents.listToRetry(unknownSince),
+    );
     for (const event of events) {
       if (!accepting) break;
       await track(event);

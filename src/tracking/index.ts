@@ -26,7 +26,10 @@ export interface TrackingDeps {
   client: Pick<PurchaseClient, 'getTracking' | 'getBalance' | 'getAllWebhookLogs'>;
   metrics: Metrics;
   logger: Logger;
-  settings: Pick<Settings, 'tracking' | 'webhook'>;
+  /** `engine` for databaseTimeoutMs: tracking's database calls are bounded like the engine's. */
+  settings: Pick<Settings, 'tracking' | 'webhook'> & {
+    engine: Pick<Settings['engine'], 'databaseTimeoutMs'>;
+  };
   clock?: () => Date;
   /** This replica's name on order leases. */
   owner?: string;
@@ -47,7 +50,13 @@ export interface Tracking {
 export function createTracking(deps: TrackingDeps): Tracking {
   const logger = deps.logger.child({ component: 'tracking' });
   const settings = deps.settings.tracking;
-  const common = { database: deps.database, metrics: deps.metrics, logger, clock: deps.clock };
+  const common = {
+    database: deps.database,
+    metrics: deps.metrics,
+    databaseTimeoutMs: deps.settings.engine.databaseTimeoutMs,
+    logger,
+    clock: deps.clock,
+  };
   const tracker = createTracker({ ...common, client: deps.client, settings, owner: deps.owner });
   const secret = deps.settings.webhook.secret;
   const receiver =

@@ -6,10 +6,10 @@
 import { isPurchaseApiError, type PurchaseClient } from '../api/index.js';
 import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { Database, OrderRecord, SettlementSource } from '../db/index.js';
-import { countDatabaseErrors } from '../observability/database-errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { failureDelayMs, nextCheckDelayMs } from './backoff.js';
+import { callDatabase } from './database-call.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { reportApplied } from './settlement-report.js';
 import { type SettlementOutcome, toSnapshot } from './transitions.js';
@@ -20,6 +20,7 @@ export interface OrderCheckDeps {
   metrics: Metrics;
   logger: Logger;
   settings: TrackingSettings;
+  databaseTimeoutMs: number;
   limiter: RateLimiter;
   clock: () => Date;
   random: () => number;
@@ -42,7 +43,9 @@ export function createOrderCheck(deps: OrderCheckDeps) {
     if (retryable) deps.logger.warn(fields, 'tracking check failed; will retry');
     else deps.logger.error(fields, 'tracking check failed; will retry later');
     try {
-      await database.orders.reschedule(order.id, new Date(now.getTime() + delay));
+      await callDatabase(deps, 'tracking_reschedule', () =>
+        database.orders.reschedule(order.id, new Date(now.getTime() + delay)),
+      );
     } catch (rescheduleError) {
       // The lease runs out on its own and another pass picks the order up again.
       deps.logger.error(
@@ -75,7 +78,7 @@ export function createOrderCheck(deps: OrderCheckDeps) {
       const nextCheckAt = new Date(
         now.getTime() + nextCheckDelayMs(settings.poll, sinceProgress(order, now), deps.random),
       );
-      const applied = await countDatabaseErrors(deps.metrics, 'tracking_apply', () =>
+      const applied = await callDatabase(deps, 'tracking_apply', () =>
         database.orders.applyTracking(order.id, snapshot, source, { nextCheckAt }),
       );
       failures.delete(order.id);
@@ -84,7 +87,7 @@ export function createOrderCheck(deps: OrderCheckDeps) {
         // Settlement moves in bursts: right after a change, look again soon rather than at the old pace.
         const soon = new Date(now.getTime() + nextCheckDelayMs(settings.poll, 0, deps.random));
         if (applied.order.settledAt === null && soon < nextCheckAt) {
-          await database.orders.reschedule(order.id, soon);
+          await callDatabase(deps, 'tracking_reschedule', () => database.orders.reschedule(order.id, soon));
         }
       }
       return { ok: true, outcome, order: applied.order };

@@ -6,12 +6,17 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Unpackr } from 'msgpackr';
-import { parseWebhookEvent, WEBHOOK_EVENT_KINDS, type WebhookEvent } from '../api/index.js';
+import {
+  parseWebhookEvent,
+  quoteInexactNumbers,
+  WEBHOOK_EVENT_KINDS,
+  type WebhookEvent,
+} from '../api/index.js';
 import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { Database } from '../db/index.js';
-import { countDatabaseErrors } from '../observability/database-errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { callDatabase } from './database-call.js';
 import { webhookDedupeKey } from './dedupe-key.js';
 import { orderIdOf } from './event-order.js';
 import type { EventProcessor } from './event-processor.js';
@@ -21,6 +26,7 @@ export interface ReceiverRouteDeps {
   database: Database;
   processor: Pick<EventProcessor, 'accept'>;
   metrics: Metrics;
+  databaseTimeoutMs: number;
   logger: Logger;
   secret: string;
   settings: TrackingSettings['receiver'];
@@ -51,6 +57,14 @@ export function registerReceiverRoute(app: FastifyInstance, deps: ReceiverRouteD
   void app.register(async (scope) => {
     // JSON and msgpack only (fastify would also take text/plain).
     scope.removeContentTypeParser('text/plain');
+    // JSON.parse rounds a number past 15 significant digits to the nearest double, so a long amount would
+    // be stored altered: such numbers are read as decimal text instead. Fastify's own parser still parses,
+    // so its 400 for a malformed body and its refusal of prototype-poisoning keys stay.
+    const parseJson = scope.getDefaultJsonParser('error', 'error');
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+      parseJson(request, quoteInexactNumbers(body as string), done),
+    );
     scope.addContentTypeParser(MSGPACK_TYPES, { parseAs: 'buffer' }, (_request, body, done) => {
       try {
         done(null, unpackr.unpack(body as Buffer));
@@ -105,7 +119,7 @@ async function receive(
   };
   let result: 'stored' | 'duplicate';
   try {
-    result = await countDatabaseErrors(deps.metrics, 'webhook_store', () =>
+    result = await callDatabase(deps, 'webhook_store', () =>
       deps.database.webhookEvents.store({ ...stored, payload: body, receivedAt: deps.clock() }),
     );
   } catch (error) {

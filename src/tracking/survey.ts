@@ -4,13 +4,14 @@
  * itself is set once (markStuck keeps the first instant), and only the replica that set it logs it.
  */
 import type { Database, SettlementStatus } from '../db/index.js';
-import { countDatabaseErrors } from '../observability/database-errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { callDatabase } from './database-call.js';
 
 export interface SurveyDeps {
   database: Database;
   metrics: Metrics;
+  databaseTimeoutMs: number;
   logger: Logger;
   stuckAfterMs: number;
   clock: () => Date;
@@ -28,7 +29,7 @@ const SURVEY_LIMIT = 5_000;
 
 export async function surveyOpenOrders(deps: SurveyDeps): Promise<SurveyReport> {
   const { database, metrics, logger } = deps;
-  const open = await countDatabaseErrors(metrics, 'survey', () => database.orders.listOpen(SURVEY_LIMIT));
+  const open = await callDatabase(deps, 'survey', () => database.orders.listOpen(SURVEY_LIMIT));
   if (open.length >= SURVEY_LIMIT)
     logger.warn({ limit: SURVEY_LIMIT }, 'survey saw only the oldest open orders');
   const now = deps.clock();
@@ -41,7 +42,9 @@ export async function surveyOpenOrders(deps: SurveyDeps): Promise<SurveyReport> 
     if (idleMs < deps.stuckAfterMs) continue;
     stuck += 1;
     if (order.stuckFlaggedAt !== null) continue;
-    const flagged = await database.orders.markStuck(order.id, now);
+    const flagged = await callDatabase(deps, 'survey_mark_stuck', () =>
+      database.orders.markStuck(order.id, now),
+    );
     if (flagged?.stuckFlaggedAt?.getTime() !== now.getTime()) continue;
     newlyStuck.push(order.serviceOrderId);
     logger.warn(

@@ -8,9 +8,9 @@ import { hostname } from 'node:os';
 import type { PurchaseClient } from '../api/index.js';
 import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { Database, OrderRecord, SettlementSource } from '../db/index.js';
-import { countDatabaseErrors } from '../observability/database-errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { callDatabase } from './database-call.js';
 import { type CheckResult, createOrderCheck } from './order-check.js';
 import { createPeriodicTask } from './periodic-task.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -22,6 +22,8 @@ export interface TrackerDeps {
   metrics: Metrics;
   logger: Logger;
   settings: TrackingSettings;
+  /** engine.databaseTimeoutMs: no database call of tracking waits longer. */
+  databaseTimeoutMs: number;
   clock?: () => Date;
   /** This replica's name on leases; default host, pid and a random suffix. */
   owner?: string;
@@ -75,7 +77,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
 
   const pollPass = async (signal: AbortSignal): Promise<number> => {
     const { batchSize, leaseMs, concurrency } = settings.poll;
-    const due = await countDatabaseErrors(deps.metrics, 'tracking_claim', () =>
+    const due = await callDatabase(deps, 'tracking_claim', () =>
       database.orders.claimDue(owner, clock(), leaseMs, batchSize),
     );
     const queue = [...due];
@@ -96,7 +98,14 @@ export function createTracker(deps: TrackerDeps): Tracker {
     run: async (signal) => (await pollPass(signal)) >= settings.poll.batchSize,
   });
   const survey = () =>
-    surveyOpenOrders({ database, metrics: deps.metrics, logger, stuckAfterMs: settings.stuckAfterMs, clock });
+    surveyOpenOrders({
+      database,
+      metrics: deps.metrics,
+      databaseTimeoutMs: deps.databaseTimeoutMs,
+      logger,
+      stuckAfterMs: settings.stuckAfterMs,
+      clock,
+    });
   const surveyor = createPeriodicTask({
     name: 'tracking survey',
     intervalMs: settings.surveyIntervalMs,
@@ -111,7 +120,9 @@ export function createTracker(deps: TrackerDeps): Tracker {
   const nudgeNow = async (serviceOrderId: string, source: SettlementSource): Promise<NudgeOutcome> => {
     let order: OrderRecord | null;
     try {
-      order = await database.orders.getByServiceId(serviceOrderId);
+      order = await callDatabase(deps, 'tracking_read_order', () =>
+        database.orders.getByServiceId(serviceOrderId),
+      );
     } catch (error) {
       logger.error({ err: error, orderId: serviceOrderId }, 'nudge could not read the order');
       return 'failed';

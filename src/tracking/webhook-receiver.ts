@@ -11,6 +11,8 @@ export interface WebhookReceiverDeps {
   database: Database;
   tracker: Pick<Tracker, 'nudge'>;
   metrics: Metrics;
+  /** engine.databaseTimeoutMs: no database call of the receiver waits longer. */
+  databaseTimeoutMs: number;
   logger: Logger;
   /** TREASURY_WEBHOOK_SECRET: the path segment every delivery must carry. */
   secret: string;
@@ -36,6 +38,8 @@ export function createWebhookReceiver(deps: WebhookReceiverDeps): WebhookReceive
   const processor = createEventProcessor({
     database: deps.database,
     tracker: deps.tracker,
+    metrics: deps.metrics,
+    databaseTimeoutMs: deps.databaseTimeoutMs,
     logger: deps.logger,
     settings: deps.settings.receiver,
     clock,
@@ -46,6 +50,7 @@ export function createWebhookReceiver(deps: WebhookReceiverDeps): WebhookReceive
         database: deps.database,
         processor,
         metrics: deps.metrics,
+        databaseTimeoutMs: deps.databaseTimeoutMs,
         logger: deps.logger,
         secret: deps.secret,
         settings: deps.settings.receiver,

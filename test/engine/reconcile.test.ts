@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPurchaseClient } from '../../src/api/index.js';
-import { Maintenance, reconcileUnsureCycles, recordStrategiesSeen } from '../../src/engine/index.js';
+import { Maintenance, reconcileUnsureCycles } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
 import {
-  d,
   type EngineBench,
   engineSettings,
   metricValue,
@@ -11,6 +10,7 @@ import {
   strategy,
 } from './support/harness.js';
 import { startListingService } from './support/listing-service.js';
+import { listedOrder, recordUnsureCycle } from './support/unsure-cycle.js';
 
 const later = (ms: number) => new Date(Date.now() + ms);
 
@@ -116,42 +116,15 @@ describe('ambiguous reconciliation', () => {
     const bench = await startEngineBench();
     try {
       const name = 'ambiguous';
-      await recordStrategiesSeen(bench.context, [strategy({ name })]);
       const { database } = bench;
-      const slot = new Date('2032-01-01T00:00:00Z');
-      const claimed = (await database.cycles.claimSlot({
-        strategy: name,
-        slot,
-        trigger: 'once',
-        owner: 'x',
-      }))!;
       const now = new Date();
-      const quote = await database.quotes.record(claimed.id, {
+      const claimed = await recordUnsureCycle(bench, {
+        name,
+        slot: new Date('2032-01-01T00:00:00Z'),
         quoteId: 'QUOTE1234',
-        symbol: 'USDTBRL',
-        amount: strategy().amount,
-        price: d('5.4099'),
-        totalCost: strategy().amount,
-        totalFilled: strategy().amount,
-        expiresIn: 5,
         requestedAt: now,
-        receivedAt: now,
-        deadlineAt: now,
       });
-      await database.cycles.transition(claimed.id, 'claimed', 'quoted', { quote });
-      await database.cycles.transition(claimed.id, 'quoted', 'submitting');
-      await database.cycles.transition(claimed.id, 'submitting', 'unsure');
-
-      const order = (id: string) => ({
-        id,
-        amount: 100,
-        symbol: 'USDTBRL',
-        price: '5.4099',
-        side: 'BUY' as const,
-        timestamp: now.toISOString(),
-        status: 'pending' as const,
-        quoteId: 'QUOTE1234',
-      });
+      const order = (id: string) => listedOrder(id, { quoteId: 'QUOTE1234', timestamp: now });
       const service = await startListingService([order('order-a'), order('order-b')]);
       const client = createPurchaseClient({ baseUrl: service.url, token: DEMO_TOKEN });
       try {

@@ -32,11 +32,20 @@ describe('database errors of tracking', () => {
     const settings = trackingSettingsSchema.parse({});
     // Never called: every check stops at the database first.
     const client = createPurchaseClient({ baseUrl: 'http://127.0.0.1:9', token: 'unused-token' });
-    tracker = createTracker({ database: test.database, client, metrics, logger, settings });
+    const databaseTimeoutMs = 5_000;
+    tracker = createTracker({
+      database: test.database,
+      client,
+      metrics,
+      databaseTimeoutMs,
+      logger,
+      settings,
+    });
     const receiver = createWebhookReceiver({
       database: test.database,
       tracker,
       metrics,
+      databaseTimeoutMs,
       logger,
       secret: SECRET,
       settings,

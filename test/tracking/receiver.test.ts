@@ -71,6 +71,18 @@ describe('webhook receiver', () => {
     expect(await counted('deposit_fiat', 'duplicate')).toBe(2);
   });
 
+  it('stores a JSON amount of 20 significant digits exactly, as decimal text', async () => {
+    const exact = '12345678901234.567891';
+    const body = `{"event":"deposit_fiat","data":{"orderId":"o-exact","amount":${exact},"currency":"BRL","receivedAt":"2026-03-02T12:00:00.000Z"}}`;
+    expect(await post(body, 'application/json')).toEqual({ status: 200, body: { result: 'stored' } });
+    await receiver.idle();
+    const [stored] = (await bench.database.webhookEvents.listToRetry(new Date(0))).filter(
+      (event) => event.serviceOrderId === 'o-exact',
+    );
+    // JSON.parse would have kept 12345678901234.568.
+    expect((stored!.payload as { data: { amount: unknown } }).data.amount).toBe(exact);
+  });
+
   it('keeps events for unknown orders and processes them once the order is recorded', async () => {
     const { serviceOrderId, order: ours } = await bench.placeOrder({ record: false });
     expect(ours).toBeNull();
@@ -108,6 +120,11 @@ describe('webhook receiver', () => {
     });
     expect(await post('{"event": "order", "data": ', 'application/json')).toMatchObject({ status: 400 });
     expect(await post('', 'application/json')).toMatchObject({ status: 400 });
+    // Fastify's guard against prototype poisoning stays in front of the exact-number parsing.
+    expect(await post('{"event":"order","__proto__":{"x":1}}', 'application/json')).toMatchObject({
+      status: 400,
+      body: { error: 'bad_request' },
+    });
     const noOrder = await postJson({ event: 'deposit_fiat', data: { amount: 1, currency: 'BRL' } });
     expect(noOrder).toMatchObject({ status: 400, body: { error: 'bad_event' } });
     expect(String(noOrder.body.message)).toContain('data.orderId');

@@ -24,6 +24,7 @@ describe('stopping tracking with work under way', () => {
       settings: {
         tracking: bench.settings({ poll: { enabled: false, maxRequestsPerSecond: 0.5 } }),
         webhook: { secret: SECRET },
+        engine: { databaseTimeoutMs: bench.databaseTimeoutMs },
       },
     });
     const http = await startHttp(bench, (app) => tracking.registerRoutes(app));

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { createPurchaseClient, type PurchaseClient, type RequestEvent } from '../../../src/api/index.js';
-import { type TrackingSettings, trackingSettingsSchema } from '../../../src/config/index.js';
+import { engineSchema, type TrackingSettings, trackingSettingsSchema } from '../../../src/config/index.js';
 import type { Database, OrderRecord } from '../../../src/db/index.js';
 import { Decimal } from '../../../src/money.js';
 import { createHttpServer, listen } from '../../../src/observability/http-server.js';
@@ -27,6 +27,8 @@ export interface Bench {
   database: Database;
   client: PurchaseClient;
   metrics: Metrics;
+  /** What engine.databaseTimeoutMs gives tracking in the worker (its default). */
+  databaseTimeoutMs: number;
   logger: Logger;
   /** Every log line written so far (JSON text). */
   lines: string[];
@@ -82,6 +84,7 @@ export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<B
     database: test.database,
     client,
     metrics: createMetrics({ defaultMetrics: false }),
+    databaseTimeoutMs: engineSchema.parse({}).databaseTimeoutMs,
     logger,
     lines,
     requests,

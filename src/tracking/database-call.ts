@@ -1,0 +1,25 @@
+import { withinDatabaseTimeout } from '../db/index.js';
+import { countDatabaseErrors } from '../observability/database-errors.js';
+import type { Metrics } from '../observability/metrics.js';
+
+export interface DatabaseCallDeps {
+  metrics: Pick<Metrics, 'databaseErrors'>;
+  /** engine.databaseTimeoutMs: the one bound on a database call, shared with the engine. */
+  databaseTimeoutMs: number;
+}
+
+/**
+ * One database call of tracking, bounded like the engine's: a statement the driver waits on forever would
+ * otherwise hold a poll, a sweep, and with them the worker's stop. Every tracking write is a lease, a
+ * reschedule, an idempotent store or a status mark, so one that lands after the timeout does no harm.
+ * Failures, the timeout included, count in treasury_database_errors_total.
+ */
+export function callDatabase<T>(
+  deps: DatabaseCallDeps,
+  operation: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  return countDatabaseErrors(deps.metrics, operation, () =>
+    withinDatabaseTimeout(work, deps.databaseTimeoutMs),
+  );
+}
