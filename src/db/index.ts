@@ -1,4 +1,5 @@
 /** The persistence layer's public surface: everything outside src/db imports from here. */
+export { DatabaseTimeoutError, withinDatabaseTimeout } from './call-timeout.js';
 export { type DatabaseKind, describeTarget, type ReservedConnection } from './connection.js';
 export { isConnectionLoss } from './connection-loss.js';
 export { isFinalState, isLegalTransition, MONEY_MAY_HAVE_LEFT } from './cycle-transitions.js';
@@ -12,12 +13,8 @@ export type { CyclesRepository, IntentPatch } from './repositories/cycles.js';
 export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order-tracking.js';
 export type { OrdersRepository } from './repositories/orders.js';
 export type { QuotesRepository } from './repositories/quotes.js';
-export type {
-  GuardedIntentResult,
-  IntentGuard,
-  IntentVerdict,
-  SpendFigures,
-} from './repositories/serialized-intent.js';
+export type { GuardedIntentResult, IntentGuard, IntentVerdict } from './repositories/serialized-intent.js';
+export type { Period, SpendFigures } from './repositories/spend-figures.js';
 export type { StrategiesRepository } from './repositories/strategies.js';
 export type { WebhookEventsRepository } from './repositories/webhook-events.js';
 export { retryWhileUnreachable, type StartupWait } from './retry-while-unreachable.js';

@@ -71,6 +71,9 @@ export const cycles = pgTable(
     uniqueIndex('cycles_strategy_slot_key').on(table.strategy, table.slot),
     index('cycles_state_idx').on(table.state, table.updatedAt),
     index('cycles_claimed_at_idx').on(table.claimedAt),
+    // The cooldown's "last order sent" read on every cycle: the newest submitted_at of one strategy without
+    // walking its whole history.
+    index('cycles_strategy_submitted_idx').on(table.strategy, table.submittedAt),
     check('cycles_trigger_check', sql`${table.trigger} in ('schedule', 'once', 'missed')`),
     check(
       'cycles_state_check',

@@ -31,16 +31,15 @@ export async function readCycleInputs(
   const { database } = context;
   // Budgets count by slot: the periods are those of the slot in the strategy's zone.
   const periods = budgetPeriods(strategy.timezone, cycle.slot);
-  const [record, day, month, lastPlacedAt] = await withDatabase(context, 'cycle_inputs', () =>
-    Promise.all([
-      database.strategies.get(strategy.name),
-      database.cycles.spentBetween(strategy.name, periods.day.start, periods.day.end),
-      database.cycles.spentBetween(strategy.name, periods.month.start, periods.month.end),
-      database.cycles.lastPlacedAt(strategy.name),
-    ]),
+  const figures = await withDatabase(context, 'cycle_inputs', () =>
+    database.cycles.spendFigures(strategy.name, periods),
   );
-  const inputs: CycleInputs = { halted: record?.haltedAt != null, periods, spent: { day, month } };
-  if (lastPlacedAt !== null) inputs.lastPlacedAt = lastPlacedAt;
+  const inputs: CycleInputs = {
+    halted: figures.halted,
+    periods,
+    spent: { day: figures.spentDay, month: figures.spentMonth },
+  };
+  if (figures.lastPlacedAt !== null) inputs.lastPlacedAt = figures.lastPlacedAt;
   if (inputs.halted || !needsBalance(strategy)) return inputs;
 
   try {

@@ -32,8 +32,10 @@ export async function commitIntentSerialized(
     month: inputs.periods.month,
     timeoutMs,
     decide(figures) {
-      if (figures.paused) {
-        return { action: 'skip', reasonCode: 'paused', trace: [] as JsonValue, balanceSnapshotId };
+      // Either may have changed while this cycle quoted and waited for the lock.
+      if (figures.paused || figures.halted) {
+        const reasonCode = figures.paused ? 'paused' : 'strategy_halted';
+        return { action: 'skip', reasonCode, trace: [] as JsonValue, balanceSnapshotId };
       }
       const decision = evaluateQuote({
         strategy,

@@ -176,7 +176,12 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     expect(quoted!.price!.toFixed()).toBe(values.price);
   });
 
-  it('sums spend exactly over money that may have left, within [from, to)', async () => {
+  const periods = (dayStart: number, monthStart: number, monthHours: number) => ({
+    day: { start: at(dayStart), end: at(dayStart + 24) },
+    month: { start: at(monthStart), end: at(monthStart + monthHours) },
+  });
+
+  it('sums spend exactly over money that may have left, within each [start, end)', async () => {
     const strategy = await newStrategy();
     const other = await newStrategy();
     await cycleIn(strategy, at(0), 'placed', '0.1');
@@ -186,22 +191,34 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     await cycleIn(strategy, at(7), 'quoted', '8'); // not sent
     await cycleIn(strategy, at(24), 'placed', '9'); // next day: excluded by the open upper bound
     await cycleIn(strategy, at(-0.001), 'placed', '10'); // previous day
+    await cycleIn(strategy, at(-48), 'placed', '12'); // previous month
     await cycleIn(other, at(8), 'placed', '11'); // another strategy
 
-    const spent = await db.cycles.spentBetween(strategy, at(0), at(24));
-    expect(spent.toFixed()).toBe('1000000000000.300000000000000001');
-    expect((await db.cycles.spentBetween(strategy, at(100), at(124))).toFixed()).toBe('0');
+    const figures = await db.cycles.spendFigures(strategy, periods(0, -24, 30 * 24));
+    expect(figures.spentDay.toFixed()).toBe('1000000000000.300000000000000001');
+    expect(figures.spentMonth.toFixed()).toBe('1000000000019.300000000000000001');
+    const later = await db.cycles.spendFigures(strategy, periods(1_000, 1_000, 30 * 24));
+    expect([later.spentDay.toFixed(), later.spentMonth.toFixed()]).toEqual(['0', '0']);
   });
 
-  it('reports the last moment an order request left, for cooldowns', async () => {
+  it('reports the last moment an order request left, the halt and the kill switch', async () => {
     const strategy = await newStrategy();
-    expect(await db.cycles.lastPlacedAt(strategy)).toBeNull();
+    const figures = () => db.cycles.spendFigures(strategy, periods(0, 0, 24));
+    expect(await figures()).toMatchObject({ lastPlacedAt: null, halted: false, paused: false });
     await cycleIn(strategy, at(1), 'failed');
-    expect(await db.cycles.lastPlacedAt(strategy)).toBeNull();
+    expect((await figures()).lastPlacedAt).toBeNull();
     const placed = await cycleIn(strategy, at(2), 'placed');
-    expect(await db.cycles.lastPlacedAt(strategy)).toEqual(placed.submittedAt);
-    const inFlight = await cycleIn(strategy, at(3), 'submitting');
-    expect(await db.cycles.lastPlacedAt(strategy)).toEqual(inFlight.submittedAt);
+    expect((await figures()).lastPlacedAt).toEqual(placed.submittedAt);
+    // The cooldown counts from any earlier order, whatever its month.
+    const inFlight = await cycleIn(strategy, at(-1_000), 'submitting');
+    expect((await figures()).lastPlacedAt).toEqual(inFlight.submittedAt);
+
+    await db.strategies.halt(strategy, 'ambiguous');
+    await db.control.pause('incident', 'test');
+    expect(await figures()).toMatchObject({ halted: true, paused: true });
+    await db.control.resume('test');
+    await db.strategies.clearHalt(strategy);
+    expect(await figures()).toMatchObject({ halted: false, paused: false });
   });
 
   it('splits unsure cycles between two reconcilers without overlap, until the lease ends', async () => {

@@ -77,7 +77,7 @@ describe('PostgreSQL specifics', () => {
       vi.unstubAllEnvs();
     }
     expect(written.map((line) => JSON.parse(line))).toEqual([
-      { backend: 'postgres', applied: ['0000_initial'] },
+      { backend: 'postgres', applied: ['0000_initial', '0001_strategy_submitted_index'] },
       { backend: 'postgres', applied: [] },
     ]);
     expect(process.exitCode ?? 0).toBe(0);
@@ -90,7 +90,7 @@ describe('embedded PGlite on disk', () => {
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
 
     const first = await openMigratedDatabase({ dataDir });
-    expect(first.migration.applied).toEqual(['0000_initial']);
+    expect(first.migration.applied).toEqual(['0000_initial', '0001_strategy_submitted_index']);
     await first.database.control.pause('maintenance', 'test');
     await first.database.close();
 

@@ -32,6 +32,8 @@ async function appliedCount(database: Database): Promise<number> {
   return Number(row?.n);
 }
 
+const MIGRATIONS = ['0000_initial', '0001_strategy_submitted_index'];
+
 describe.each(testBackends())('migrations on %s', (backend) => {
   const opened: TestDatabase[] = [];
   const extra: Database[] = [];
@@ -46,12 +48,30 @@ describe.each(testBackends())('migrations on %s', (backend) => {
     expect(await publicTables(test.database)).toEqual([]);
 
     const first = await migrate(test.database);
-    expect(first.applied).toEqual(['0000_initial']);
+    expect(first.applied).toEqual(MIGRATIONS);
     expect(await publicTables(test.database)).toEqual(TABLES);
 
     const second = await migrate(test.database);
     expect(second.applied).toEqual([]);
-    expect(await appliedCount(test.database)).toBe(1);
+    expect(await appliedCount(test.database)).toBe(MIGRATIONS.length);
+  });
+
+  it('upgrades a database of an earlier release with only the migrations it lacks', async () => {
+    const test = await createTestDatabase(backend, { empty: true });
+    opened.push(test);
+    const folder = await mkdtemp(join(tmpdir(), 'treasury-migrations-'));
+    try {
+      await cp(findMigrationsFolder(), folder, { recursive: true });
+      const journalFile = join(folder, 'meta', '_journal.json');
+      const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: unknown[] };
+      await writeFile(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, 1) }));
+      expect((await migrate(test.database, { folder })).applied).toEqual(MIGRATIONS.slice(0, 1));
+
+      expect((await migrate(test.database)).applied).toEqual(MIGRATIONS.slice(1));
+      expect(await appliedCount(test.database)).toBe(MIGRATIONS.length);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it('lets concurrent migrators apply each migration exactly once', async () => {
@@ -65,8 +85,8 @@ describe.each(testBackends())('migrations on %s', (backend) => {
 
     const results = await Promise.all([test.database, ...others].map((database) => migrate(database)));
 
-    expect(results.flatMap((result) => result.applied)).toEqual(['0000_initial']);
-    expect(await appliedCount(test.database)).toBe(1);
+    expect(results.flatMap((result) => result.applied)).toEqual(MIGRATIONS);
+    expect(await appliedCount(test.database)).toBe(MIGRATIONS.length);
     expect(await publicTables(test.database)).toEqual(TABLES);
   });
 

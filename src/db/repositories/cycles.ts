@@ -9,6 +9,7 @@ import type { ClaimSlotInput, Cycle, CyclePatch, CycleState, JsonValue, QuoteInp
 import { patchColumns, toCycle } from './cycle-rows.js';
 import { buildCommitIntent } from './intent-statement.js';
 import { commitIntentSerialized, type GuardedIntentResult, type IntentGuard } from './serialized-intent.js';
+import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
 export interface CyclesRepository {
   /** Claims a strategy slot for this replica; null when it was already claimed (by anyone, ever). */
@@ -48,13 +49,11 @@ export interface CyclesRepository {
   claimUnsure(owner: string, leaseMs: number, limit: number, now?: Date): Promise<Cycle[]>;
   /** The latest slot of the strategy that any replica claimed (handled or in progress), for the missed policy. */
   latestSlot(strategy: string): Promise<Date | null>;
-  /** Latest moment an order request left for this strategy (placed, in flight or unsure), for cooldowns. */
-  lastPlacedAt(strategy: string): Promise<Date | null>;
   /**
-   * Exact sum of totalCost over the strategy's cycles whose slot is in [from, to) and whose money may have
-   * left (submitting, placed, unsure). The caller computes the bounds in the strategy's time zone.
+   * Exact spend of the strategy in the day and month (slot ranges the caller computes in the strategy's
+   * zone), the latest moment an order request left (for cooldowns), its halt and the kill switch.
    */
-  spentBetween(strategy: string, from: Date, to: Date): Promise<Decimal>;
+  spendFigures(strategy: string, periods: { day: Period; month: Period }): Promise<SpendFigures>;
 }
 
 const p = sql.placeholder;
@@ -119,30 +118,11 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
     .returning()
     .prepare('cycles_claim_unsure');
 
-  const selectLastPlaced = db
-    .select({ at: sql`max(${cycles.submittedAt})`.mapWith(cycles.submittedAt) })
-    .from(cycles)
-    .where(and(eq(cycles.strategy, p('strategy')), inArray(cycles.state, [...MONEY_MAY_HAVE_LEFT])))
-    .prepare('cycles_last_placed');
-
   const selectLatestSlot = db
     .select({ at: sql`max(${cycles.slot})`.mapWith(cycles.slot) })
     .from(cycles)
     .where(eq(cycles.strategy, p('strategy')))
     .prepare('cycles_latest_slot');
-
-  const selectSpent = db
-    .select({ total: sql<string>`coalesce(sum(${cycles.totalCost}), 0)::text` })
-    .from(cycles)
-    .where(
-      and(
-        eq(cycles.strategy, p('strategy')),
-        inArray(cycles.state, [...MONEY_MAY_HAVE_LEFT]),
-        gte(cycles.slot, p('from')),
-        lt(cycles.slot, p('to')),
-      ),
-    )
-    .prepare('cycles_spent_between');
 
   const first = (rows: (typeof cycles.$inferSelect)[]) => (rows[0] ? toCycle(rows[0]) : null);
 
@@ -229,14 +209,8 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
       return row?.at ?? null;
     },
 
-    async lastPlacedAt(strategy) {
-      const [row] = await selectLastPlaced.execute({ strategy });
-      return row?.at ?? null;
-    },
-
-    async spentBetween(strategy, from, to) {
-      const [row] = await selectSpent.execute({ strategy, from: from.toISOString(), to: to.toISOString() });
-      return new Decimal(row?.total ?? '0');
+    spendFigures(strategy, periods) {
+      return readSpendFigures(db, strategy, periods);
     },
   };
 }

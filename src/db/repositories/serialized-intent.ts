@@ -6,34 +6,15 @@
  * lets the caller decide on them, all in one transaction.
  */
 import { and, eq } from 'drizzle-orm';
-import { Decimal } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
-import { MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
 import { bindBuiltStatement, defineRawStatement } from '../raw-prepared.js';
 import { cycles, quotes } from '../schema.js';
 import type { Cycle, JsonValue, QuoteInput } from '../types.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
 import type { IntentPatch } from './cycles.js';
 import { buildCommitIntent } from './intent-statement.js';
-
-/** A half-open range [start, end) of slots. */
-export interface Period {
-  start: Date;
-  end: Date;
-}
-
-/** What the strategy's other cycles spent and when one last sent an order, as of the lock. */
-export interface SpendFigures {
-  spentDay: Decimal;
-  spentMonth: Decimal;
-  lastPlacedAt: Date | null;
-  /**
-   * The kill switch as of the lock: the wait for the lock can outlast the switch's cache, and a pause
-   * must reach an order that has not left yet within a second.
-   */
-  paused: boolean;
-}
+import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
 export type IntentVerdict =
   | { action: 'commit'; patch: IntentPatch }
@@ -79,7 +60,7 @@ export function commitIntentSerialized(
     // Nor can the lock join the re-read: that statement's snapshot would predate the lock's grant and miss
     // an intent committed while it waited.
     await takeIntentLock.execute(tx, { key: lockKeyOfIntent(guard.strategy) });
-    const verdict = guard.decide(await readFigures(tx, guard));
+    const verdict = guard.decide(await readSpendFigures(tx, guard.strategy, guard));
     const { id, from, quote } = move;
     if (verdict.action === 'commit') {
       const rows = await commitIntentStatement(tx).execute(tx, { ...quote, ...verdict.patch, id, from, now });
@@ -103,8 +84,6 @@ const takeIntentLock = defineRawStatement(
   () => undefined,
 );
 
-const moneyMayHaveLeft = MONEY_MAY_HAVE_LEFT.map((state) => `'${state}'`).join(', ');
-
 type CycleRow = typeof cycles.$inferSelect;
 let commitIntentOnAnyExecutor: ReturnType<typeof bindBuiltStatement<CycleRow[]>> | undefined;
 
@@ -115,39 +94,6 @@ function commitIntentStatement(tx: DrizzleExecutor) {
     'cycles_commit_intent_serialized',
   );
   return commitIntentOnAnyExecutor;
-}
-
-/** spentBetween(day), spentBetween(month), lastPlacedAt and the kill switch in one statement, after the lock. */
-const selectFigures = defineRawStatement(
-  'intent_spend_figures',
-  `select
-     coalesce(sum(total_cost) filter (where slot >= $2 and slot < $3), 0)::text,
-     coalesce(sum(total_cost) filter (where slot >= $4 and slot < $5), 0)::text,
-     max(submitted_at),
-     coalesce((select paused from control where id = 1), false)
-   from cycles
-   where strategy = $1 and state in (${moneyMayHaveLeft})`,
-  ['strategy', 'dayStart', 'dayEnd', 'monthStart', 'monthEnd'],
-  (rows): SpendFigures => {
-    const [day, month, last, paused] = rows[0] ?? [];
-    return {
-      spentDay: new Decimal(String(day ?? '0')),
-      spentMonth: new Decimal(String(month ?? '0')),
-      // Both drivers hand timestamps to drizzle as text (its parsers); the column would map it the same way.
-      lastPlacedAt: last === null || last === undefined ? null : new Date(last as string),
-      paused: paused === true || paused === 't',
-    };
-  },
-);
-
-function readFigures(tx: DrizzleExecutor, guard: IntentGuard): Promise<SpendFigures> {
-  return selectFigures.execute(tx, {
-    strategy: guard.strategy,
-    dayStart: guard.day.start.toISOString(),
-    dayEnd: guard.day.end.toISOString(),
-    monthStart: guard.month.start.toISOString(),
-    monthEnd: guard.month.end.toISOString(),
-  });
 }
 
 /** The quote kept for the audit trail and the cycle finished as skipped with the rule's reason and trace. */

@@ -1,0 +1,1 @@
+CREATE INDEX "cycles_strategy_submitted_idx" ON "cycles" USING btree ("strategy","submitted_at");
