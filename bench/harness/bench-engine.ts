@@ -61,8 +61,13 @@ export async function openBenchEngine(options: BenchEngineOptions): Promise<Benc
     logDestination: pino.destination({ dest: '/dev/null', sync: false }),
   });
   await app.start();
+  const { client, tradingClient } = app.context;
   const context: EngineContext = options.onCall
-    ? { ...app.context, client: timeClient(app.context.client, options.onCall) }
+    ? {
+        ...app.context,
+        client: timeClient(client, options.onCall),
+        tradingClient: timeClient(tradingClient ?? client, options.onCall),
+      }
     : app.context;
   return { app, context, close: () => app.stop() };
 }
