@@ -10,6 +10,11 @@ import {
   strategy,
 } from './support/harness.js';
 
+/** Added by the sandbox to an answer, after the quote was issued or the order created. */
+const ANSWER_LATENCY_MS = 150;
+/** Date.now() and timers may disagree by a millisecond or so. */
+const CLOCK_SLACK_MS = 5;
+
 describe('the buy cycle against the sandbox', () => {
   let bench: EngineBench;
   beforeAll(async () => {
@@ -22,6 +27,12 @@ describe('the buy cycle against the sandbox', () => {
   });
 
   it('places an order: intent committed before the request, order and quote recorded, one log line', async () => {
+    // Both answers come back late, so that a timestamp taken after an answer is told apart from one taken
+    // before its request left.
+    bench.sandbox.setFaults({
+      quote: { latencyMs: ANSWER_LATENCY_MS },
+      createOrder: { latencyMs: ANSWER_LATENCY_MS },
+    });
     const slot = freshSlot();
     const report = await bench.run(strategy({ name: 'placer' }), slot);
 
@@ -53,8 +64,14 @@ describe('the buy cycle against the sandbox', () => {
       status: 'pending',
     });
     const [quote] = await bench.database.quotes.forCycle(cycle!.id);
-    expect(quote!.requestedAt.getTime()).toBeLessThanOrEqual(cycle!.submittedAt!.getTime());
+    // The deadline counts from when the quote request left, not from its (late) answer...
+    expect(quote!.receivedAt.getTime() - quote!.requestedAt.getTime()).toBeGreaterThanOrEqual(
+      ANSWER_LATENCY_MS - CLOCK_SLACK_MS,
+    );
     expect(quote!.deadlineAt.getTime() - quote!.requestedAt.getTime()).toBe(4_000);
+    // ...and the recorded intent predates the order's creation at the service, which its answer trails by
+    // the latency: an intent written after the answer would be stamped later than the order.
+    expect(cycle!.submittedAt!.getTime()).toBeLessThanOrEqual(Date.parse(atService[0]!.createdAt));
 
     const lines = bench.lines.filter((line) => line.msg === 'cycle placed');
     expect(lines).toHaveLength(1);

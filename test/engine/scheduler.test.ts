@@ -1,38 +1,69 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { CycleRequest } from '../../src/engine/index.js';
-import { createLimiter, Scheduler } from '../../src/engine/index.js';
-import { engineSettings, strategy } from './support/harness.js';
+import { type CycleRequest, createLimiter, type EngineContext, Scheduler } from '../../src/engine/index.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { engineSettings, type LogLine, strategy } from './support/harness.js';
+
+const CATCH_UP_LINE = 'catch-up sweep runs a slot the schedule did not fire';
+
+/** The scheduler's context is only its settings, clock and logger; the logger's lines are kept to assert on. */
+function schedulerContext(clock: () => Date, lines: LogLine[], settings = engineSettings()): EngineContext {
+  const logger = createLogger({
+    level: 'debug',
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line) as LogLine);
+        done();
+      },
+    }),
+  });
+  return { settings, clock, logger } as Pick<EngineContext, 'settings' | 'clock' | 'logger'> as EngineContext;
+}
 
 /**
  * Schedule logic with a fake clock: the scheduler is driven by explicit ticks and sweeps (node-cron off);
- * the cycles it dispatches are collected instead of run.
+ * the cycles it dispatches are collected instead of run. With `hold`, each cycle stays running until the
+ * test releases it, so that others queue behind it.
  */
-function fakeScheduler(start: string) {
+function fakeScheduler(start: string, options: { limit?: number; hold?: boolean } = {}) {
   let now = Date.parse(start);
   const dispatched: CycleRequest[] = [];
-  const context = {
-    settings: engineSettings({ catchUpLagMs: 2_000 }),
-    clock: () => new Date(now),
-    logger: { info() {}, error() {}, warn() {}, debug() {} },
-  } as never;
+  const lines: LogLine[] = [];
+  const gates = new Map<string, () => void>();
+  const starts = new Map<string, () => void>();
+  const key = (request: CycleRequest) => `${request.strategy.name}@${request.slot.toISOString()}`;
+  const limiter = createLimiter(options.limit ?? 4);
   const scheduler = new Scheduler({
-    context,
-    limiter: createLimiter(4),
+    context: schedulerContext(() => new Date(now), lines, engineSettings({ catchUpLagMs: 2_000 })),
+    limiter,
     runCycle: async (request) => {
       dispatched.push(request);
+      starts.get(key(request))?.();
+      if (options.hold) await new Promise<void>((resolve) => gates.set(key(request), resolve));
       return {} as never;
     },
     useCron: false,
   });
   return {
     scheduler,
+    limiter,
     dispatched,
+    lines,
     at: (iso: string) => {
       now = Date.parse(iso);
       return new Date(now);
     },
-    slots: () => dispatched.map((request) => `${request.strategy.name}@${request.slot.toISOString()}`),
-    settle: () => new Promise((resolve) => setImmediate(resolve)),
+    slots: () => dispatched.map(key),
+    /** Resolves once the cycle of `strategy@slot` has started. */
+    started: (slot: string) =>
+      dispatched.some((request) => key(request) === slot)
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => starts.set(slot, resolve)),
+    release: (slot: string) => gates.get(slot)!(),
+    /** Every cycle dispatched so far has finished (or was dropped). */
+    settle: () => scheduler.settled(),
+    /** One turn of the event loop: promise chains already under way have moved as far as they can. */
+    flush: () => new Promise((resolve) => setImmediate(resolve)),
   };
 }
 
@@ -86,6 +117,10 @@ describe('scheduler', () => {
       'each-second@2030-01-01T00:00:03.000Z',
       'each-second@2030-01-01T00:00:02.000Z',
     ]);
+    // Operators see which slot the sweep had to run, and only that one.
+    expect(fake.lines.filter((line) => line.msg === CATCH_UP_LINE)).toMatchObject([
+      { strategy: 'each-second', slot: '2030-01-01T00:00:02.000Z' },
+    ]);
     await fake.scheduler.stop(1_000);
   });
 
@@ -110,14 +145,32 @@ describe('scheduler', () => {
     await fake.scheduler.stop(1_000);
   });
 
-  it('drops queued cycles once stopping and dispatches nothing after stop', async () => {
-    const fake = fakeScheduler('2030-01-01T00:00:00Z');
-    fake.scheduler.start([strategy({ name: 'late' })]);
-    await fake.scheduler.stop(1_000);
-    expect(fake.scheduler.dispatch(strategy({ name: 'late' }), new Date(), 'schedule')).toBe(false);
-    fake.scheduler.tick('late', fake.at('2030-01-01T00:00:09Z'));
+  it('drops cycles queued behind a busy limiter or their strategy’s running cycle once stopping, and dispatches nothing after', async () => {
+    const fake = fakeScheduler('2030-01-01T00:00:00Z', { limit: 1, hold: true });
+    const busy = strategy({ name: 'busy' });
+    fake.scheduler.start([busy, strategy({ name: 'waiting' })]);
+    fake.scheduler.tick('busy', fake.at('2030-01-01T00:00:01.010Z'));
+    await fake.started('busy@2030-01-01T00:00:01.000Z');
+    // The one place of the limiter is taken: `waiting` queues there, busy's next slot behind its own cycle.
+    fake.scheduler.tick('waiting', fake.at('2030-01-01T00:00:01.020Z'));
+    fake.scheduler.tick('busy', fake.at('2030-01-01T00:00:02.010Z'));
+    await fake.flush();
+    expect(fake.limiter.queued).toBe(1);
+    expect(fake.slots()).toEqual(['busy@2030-01-01T00:00:01.000Z']);
+
+    const stopped = fake.scheduler.stop(5_000);
+    fake.release('busy@2030-01-01T00:00:01.000Z');
+    const drained = await stopped;
+    expect(fake.slots()).toEqual(['busy@2030-01-01T00:00:01.000Z']);
+    expect(drained).toBe(true);
+    expect(fake.limiter.queued).toBe(0);
+
+    expect(fake.scheduler.dispatch(busy, new Date('2030-01-01T00:00:05Z'), 'schedule')).toBe(false);
+    fake.scheduler.tick('busy', fake.at('2030-01-01T00:00:09.010Z'));
+    fake.scheduler.sweep(fake.at('2030-01-01T00:00:30Z'));
     await fake.settle();
-    expect(fake.dispatched).toHaveLength(0);
+    expect(fake.slots()).toEqual(['busy@2030-01-01T00:00:01.000Z']);
+    expect(fake.lines.filter((line) => line.level !== 'debug' && line.level !== 'info')).toEqual([]);
   });
 });
 
@@ -125,13 +178,9 @@ describe('cycles of one strategy', () => {
   it('run one after the other in a process (each sees what the previous spent), other strategies in parallel', async () => {
     const events: string[] = [];
     const gates = new Map<string, () => void>();
-    const context = {
-      settings: engineSettings(),
-      clock: () => new Date('2030-01-01T00:00:00Z'),
-      logger: { info() {}, error() {}, warn() {}, debug() {} },
-    } as never;
+    const lines: LogLine[] = [];
     const scheduler = new Scheduler({
-      context,
+      context: schedulerContext(() => new Date('2030-01-01T00:00:00Z'), lines),
       limiter: createLimiter(8),
       runCycle: async ({ strategy: s, slot }) => {
         const key = `${s.name}@${slot.getUTCSeconds()}`;
@@ -156,5 +205,7 @@ describe('cycles of one strategy', () => {
     gates.get('a@2')!();
     gates.get('b@1')!();
     expect(await scheduler.stop(1_000)).toBe(true);
+    expect(events.slice(4)).toEqual(['end a@2', 'end b@1']);
+    expect(lines.filter((line) => line.level === 'error')).toEqual([]);
   });
 });
