@@ -1,8 +1,7 @@
-import { and, asc, desc, eq, gte, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
-import { Decimal } from '../../money.js';
 import type { DrizzleHandle } from '../connection.js';
-import { assertLegalTransition, isFinalState, MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
+import { assertLegalTransition, isFinalState } from '../cycle-transitions.js';
 import { cacheByShape, shapeOf } from '../prepared-shapes.js';
 import { cycles } from '../schema.js';
 import type { ClaimSlotInput, Cycle, CyclePatch, CycleState, JsonValue, QuoteInput } from '../types.js';
