@@ -89,6 +89,47 @@ describe('following orders through webhooks', () => {
     expect(fetched).toBeLessThanOrEqual(5);
   });
 
+  it('follows an order by polling and webhooks together, every event redelivered newest first', async () => {
+    const tracker = install({ intervalMs: 5, minDelayMs: 1, maxDelayMs: 5, maxRequestsPerSecond: 500 });
+    tracker.start();
+    const { serviceOrderId, order } = await bench.placeOrder();
+    for (const expected of ['partial', 'paid', 'withdrawn', 'settled'] as const) {
+      await bench.sandbox.step(serviceOrderId);
+      await vi.waitFor(
+        async () => expect((await bench.database.orders.get(order!.id))?.status).toBe(expected),
+        { timeout: 5_000, interval: 5 },
+      );
+    }
+    // Every event the service delivered for this order, once more, newest first.
+    const { data: logs } = await bench.client.getAllWebhookLogs({ pageSize: 100 });
+    const payloads = logs
+      .filter((entry) => entry.success && JSON.stringify(entry.payload).includes(serviceOrderId))
+      .map((entry) => entry.payload);
+    expect(payloads.length).toBeGreaterThanOrEqual(5);
+    for (const payload of payloads) {
+      const response = await request(`${http.url}/webhooks/${SECRET}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(payload),
+      });
+      expect(((await response.body.json()) as { result: string }).result).toBe('duplicate');
+    }
+    await receiver.idle();
+
+    const history = await bench.database.orders.history(order!.id);
+    expectForwardOnly(history);
+    const changes = history.filter((event) => event.fromStatus !== event.toStatus);
+    expect(changes.map((event) => event.toStatus)).toEqual([
+      'pending',
+      'partial',
+      'paid',
+      'withdrawn',
+      'settled',
+    ]);
+    const sources = new Set(history.slice(1).map((event) => event.source));
+    expect([...sources].every((source) => source === 'poll' || source === 'webhook')).toBe(true);
+  });
+
   it('records a forward-only history from duplicated and out-of-order deliveries, in an order the test chooses', async () => {
     const tracker = install({ enabled: false });
     tracker.start();
