@@ -9,7 +9,7 @@ const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
 
 export const engineSchema = z.strictObject({
-  /** Cycles in flight at once; keep it at or below api.connections so orders never queue behind quotes. */
+  /** Cycles in flight at once; quotes and orders travel on a pool of this many connections of their own. */
   concurrency: z.number().int().min(1).max(256).default(8),
   /** How long a quote lives at the service (the reference says 5 seconds). */
   quoteWindowMs: positiveMs.default(5_000),
