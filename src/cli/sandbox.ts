@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parseDecimal } from '../money.js';
 import { createLogger } from '../observability/logger.js';
-import { DEMO_TOKEN, startSandbox } from '../sandbox/index.js';
+import { DEMO_TOKEN, type FaultConfig, faultConfigSchema, startSandbox } from '../sandbox/index.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
@@ -16,6 +16,7 @@ interface SandboxFlags {
   price: string;
   creditLimit: string;
   webhookFormat: 'json' | 'msgpack';
+  faults?: FaultConfig;
 }
 
 export function registerSandboxCommands(program: Command): void {
@@ -46,6 +47,11 @@ export function registerSandboxCommands(program: Command): void {
         .choices(['json', 'msgpack'])
         .default('json'),
     )
+    .option(
+      '--faults <json>',
+      'faults from the start, as the control API takes them, e.g. \'{"createOrder":{"errorRate":0.1}}\'',
+      parseFaults,
+    )
     .action(runSandbox);
 }
 
@@ -65,6 +71,7 @@ async function runSandbox(flags: SandboxFlags): Promise<void> {
     price: flags.price,
     creditLimit: flags.creditLimit,
     webhookFormat: flags.webhookFormat,
+    ...(flags.faults && { faults: flags.faults }),
     logger,
   });
   logger.info(
@@ -98,6 +105,24 @@ function parseInteger(flag: string, min: number, max: number): (value: string) =
     }
     return number;
   };
+}
+
+function parseFaults(value: string): FaultConfig {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('must be a JSON object, e.g. \'{"quote":{"latencyMs":200}}\'.');
+  }
+  const result = faultConfigSchema.safeParse(parsed);
+  if (result.success) return result.data as FaultConfig;
+  const problems = result.error.issues.map((issue) => {
+    const at = issue.path.join('.');
+    return issue.code === 'unrecognized_keys'
+      ? `unknown ${at ? `key under ${at}` : 'route'}: ${issue.keys.join(', ')}`
+      : `${at}: ${issue.message}`;
+  });
+  throw new InvalidArgumentError(problems.join('; '));
 }
 
 function parsePrice(value: string): string {

@@ -1,3 +1,4 @@
+export { faultConfigSchema } from './faults.js';
 export { DEMO_TOKEN, startSandbox } from './server.js';
 export type {
   FaultConfig,

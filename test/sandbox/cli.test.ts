@@ -19,6 +19,8 @@ describe('treasury-bot sandbox command', () => {
         '0',
         '--seed',
         '9',
+        '--faults',
+        '{"createOrder":{"errorRate":1}}',
       ]),
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -38,6 +40,11 @@ describe('treasury-bot sandbox command', () => {
       token: 'cli-secret-token',
     });
     expect(quote.status).toBe(200);
+    const order = await call(url, 'POST', '/client/order', {
+      token: 'cli-secret-token',
+      body: { quoteId: (quote.body as { quoteId: string }).quoteId },
+    });
+    expect(order.status).toBe(500);
     expect((await call(url, 'GET', '/client/balance', { token: 'cli-read-token' })).status).toBe(200);
     expect((await call(url, 'GET', '/client/balance', { token: 'sandbox-demo-token' })).status).toBe(401);
     const exited = once(child, 'exit');
@@ -60,5 +67,18 @@ describe('treasury-bot sandbox command', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
     expect(stderr).toMatch(/--step-ms/);
+  });
+
+  it('refuses a fault setting it does not know, naming it', async () => {
+    const child = spawn(...cliInvocation(['sandbox', '--faults', '{"quotes":{"errorRate":1}}']), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/--faults.*unknown route: quotes/);
   });
 });
