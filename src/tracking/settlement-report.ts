@@ -9,8 +9,8 @@ export interface ReportDeps {
 }
 
 /**
- * Tells operators about one applied tracking report: one log line per settlement change (the audit trail
- * an operator greps for an order), a warning per anomaly, and the settlement series.
+ * Tells operators about one applied tracking report: one log line per settlement change or update (the
+ * audit trail an operator greps for an order), a warning per anomaly, and the settlement series.
  */
 export function reportApplied(
   deps: ReportDeps,
@@ -29,7 +29,9 @@ export function reportApplied(
     );
     return outcome;
   }
-  deps.logger.info(line, 'settlement changed');
+  // Same status with new details (amounts received so far, the withdrawal's progress) reads differently
+  // from a step, so an operator counting steps in the log does not count these.
+  deps.logger.info(line, outcome.kind === 'advanced' ? 'settlement changed' : 'settlement details updated');
   if (outcome.kind === 'advanced') {
     deps.metrics.settlementChanges.inc({ status: outcome.event.toStatus, source });
     if (applied.order.settledAt !== null && before.settledAt === null) {

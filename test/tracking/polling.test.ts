@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Decimal } from '../../src/money.js';
 import { createTracker, type Tracker } from '../../src/tracking/index.js';
 import { type Bench, logged, startBench } from './support/harness.js';
 
@@ -56,11 +57,17 @@ describe('tracker: following orders by polling alone', () => {
     expect(settledRow.withdrawal).toMatchObject({ status: 'confirmed', type: 'crypto' });
     expect(typeof (settledRow.withdrawal as { blockNumber: unknown }).blockNumber).toBe('string');
 
+    const updates = logged(bench.lines, 'settlement details updated').filter(
+      (line) => line.orderId === serviceOrderId,
+    );
+    const atService = bench.sandbox.ledger().find((entry) => entry.id === serviceOrderId)!;
+    expect(updates.map((line) => [line.from, line.to, line.expectedAmount])).toEqual([
+      ['pending', 'pending', new Decimal(atService.totalCost).toFixed()],
+    ]);
     const changes = logged(bench.lines, 'settlement changed').filter(
       (line) => line.orderId === serviceOrderId,
     );
     expect(changes.map((line) => [line.from, line.to, line.source])).toEqual([
-      ['pending', 'pending', 'poll'],
       ['pending', 'partial', 'poll'],
       ['partial', 'paid', 'poll'],
       ['paid', 'withdrawn', 'poll'],
