@@ -36,7 +36,8 @@ COPY --chown=root:root strategies ./strategies
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 # Operators mount their own strategy files and settings here; secrets come as files through
-# TREASURY_API_TOKEN_FILE and TREASURY_WEBHOOK_SECRET_FILE (e.g. Docker or Kubernetes secrets).
+# TREASURY_API_TOKEN_FILE, TREASURY_WEBHOOK_SECRET_FILE and DATABASE_URL_FILE (e.g. Docker or Kubernetes
+# secrets).
 VOLUME ["/app/strategies", "/app/config", "/app/data"]
 EXPOSE 9464
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \

@@ -24,6 +24,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'TREASURY_API_CONNECTIONS', key: 'api.connections', kind: 'integer' },
   { name: 'TREASURY_API_RETRY_MAX_ATTEMPTS', key: 'api.retry.maxAttempts', kind: 'integer' },
   { name: 'DATABASE_URL', key: 'database.url', kind: 'text' },
+  { name: 'DATABASE_URL_FILE', key: 'database.urlFile', kind: 'text' },
   { name: 'TREASURY_DATA_DIR', key: 'database.dataDir', kind: 'text' },
   { name: 'TREASURY_STRATEGIES', key: 'strategies.path', kind: 'text' },
   { name: 'TREASURY_HTTP_PORT', key: 'http.port', kind: 'integer' },

@@ -11,6 +11,8 @@ import { isPlainObject, type PlainObject } from './tree.js';
 const SECRET_PAIRS = [
   { section: 'api', value: 'token', file: 'tokenFile' },
   { section: 'webhook', value: 'secret', file: 'secretFile' },
+  // The connection string carries the database password.
+  { section: 'database', value: 'url', file: 'urlFile' },
 ] as const;
 
 interface Context {

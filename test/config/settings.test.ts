@@ -122,6 +122,17 @@ describe('loadSettings', () => {
     expect(envFile.api.token).toBe('file-token-value');
   });
 
+  it('reads the database connection string, which carries its password, from DATABASE_URL_FILE', () => {
+    const cwd = tempDir({ url: 'postgres://treasury:s3cret-pw@db:5432/treasury\n' });
+    const settings = loadSettings({ env: { DATABASE_URL_FILE: 'url' }, cwd });
+    expect(settings.database.url).toBe('postgres://treasury:s3cret-pw@db:5432/treasury');
+    expect(settings.database).not.toHaveProperty('urlFile');
+    const both = settingsError(() =>
+      loadSettings({ env: { DATABASE_URL: 'postgres://x@db/x', DATABASE_URL_FILE: 'url' }, cwd }),
+    );
+    expect(both.message).toContain('set only one of DATABASE_URL and DATABASE_URL_FILE');
+  });
+
   it('refuses both forms of one secret from the same source, and unreadable secret files', () => {
     const cwd = tempDir({ 'both.yaml': 'api:\n  token: abc\n  tokenFile: token\n' });
     const both = settingsError(() =>
