@@ -1,4 +1,4 @@
-import { detached } from './detached-text.js';
+import { compact, detached } from './kept-values.js';
 import type { DcaDocument, ThresholdDocument } from './strategy-schema.js';
 import type { Strategy, StrategyBudget, StrategyGuards } from './types.js';
 
@@ -15,9 +15,9 @@ export function toStrategy(
   const common = {
     name: detached(document.name),
     symbol: detached(document.symbol),
-    amount: document.amount,
+    amount: compact(document.amount),
     timezone: detached(document.timezone),
-    ...(document.maxPrice !== undefined && { maxPrice: document.maxPrice }),
+    ...(document.maxPrice !== undefined && { maxPrice: compact(document.maxPrice) }),
     ...(document.cooldown !== undefined && { cooldownMs: document.cooldown }),
     ...(document.budget !== undefined && { budget: toBudget(document.budget) }),
     ...(document.guards !== undefined && { guards: toGuards(document.guards) }),
@@ -32,21 +32,23 @@ export function toStrategy(
   return {
     kind: 'threshold',
     schedule: detached(document.checkEvery),
-    buyBelow: document.buyBelow,
+    buyBelow: compact(document.buyBelow),
     ...common,
   };
 }
 
 function toBudget(budget: NonNullable<DcaDocument['budget']>): StrategyBudget {
   return {
-    ...(budget.perDay !== undefined && { perDay: budget.perDay }),
-    ...(budget.perMonth !== undefined && { perMonth: budget.perMonth }),
+    ...(budget.perDay !== undefined && { perDay: compact(budget.perDay) }),
+    ...(budget.perMonth !== undefined && { perMonth: compact(budget.perMonth) }),
   };
 }
 
 function toGuards(guards: NonNullable<DcaDocument['guards']>): StrategyGuards {
   return {
-    ...(guards.minCreditAvailable !== undefined && { minCreditAvailable: guards.minCreditAvailable }),
+    ...(guards.minCreditAvailable !== undefined && {
+      minCreditAvailable: compact(guards.minCreditAvailable),
+    }),
     ...(guards.maxCreditUsedPct !== undefined && { maxCreditUsedPct: guards.maxCreditUsedPct }),
     requireCanWithdraw: guards.requireCanWithdraw,
   };

@@ -8,7 +8,7 @@
  *   moment of the transition (02:30 on a spring-forward night in New York is 03:00 EDT, 07:00Z).
  * The mapping from readings to instants is therefore non-decreasing, which the slot search relies on.
  */
-import { detached } from './detached-text.js';
+import { detached } from './kept-values.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
