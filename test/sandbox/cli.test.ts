@@ -57,28 +57,24 @@ describe('treasury-bot sandbox command', () => {
   });
 
   it('refuses a bad flag with a clear message and exit code 1', async () => {
-    const child = spawn(...cliInvocation(['sandbox', '--step-ms', '-5']), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const [code] = await once(child, 'exit');
+    const { code, stderr } = await runToExit(['sandbox', '--step-ms', '-5']);
     expect(code).toBe(1);
     expect(stderr).toMatch(/--step-ms/);
   });
 
   it('refuses a fault setting it does not know, naming it', async () => {
-    const child = spawn(...cliInvocation(['sandbox', '--faults', '{"quotes":{"errorRate":1}}']), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const [code] = await once(child, 'exit');
+    const { code, stderr } = await runToExit(['sandbox', '--faults', '{"quotes":{"errorRate":1}}']);
     expect(code).toBe(1);
     expect(stderr).toMatch(/--faults.*unknown route: quotes/);
   });
 });
+
+async function runToExit(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(...cliInvocation(args), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stderr };
+}
