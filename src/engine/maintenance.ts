@@ -113,9 +113,9 @@ export class Maintenance {
   private async refreshGauges(): Promise<void> {
     const { database, metrics } = this.context;
     const [unsure, halted] = await withDatabase(this.context, 'maintenance_gauges', () =>
-      Promise.all([database.cycles.listByState('unsure', 10_000), database.strategies.listHalted()]),
+      Promise.all([database.cycles.countByState('unsure'), database.strategies.listHalted()]),
     );
-    metrics.unsureCycles.set(unsure.length);
+    metrics.unsureCycles.set(unsure);
     metrics.haltedStrategies.set(halted.length);
   }
 }

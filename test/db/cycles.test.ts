@@ -224,7 +224,9 @@ describe.each(testBackends())('cycles on %s', (backend) => {
   it('splits unsure cycles between two reconcilers without overlap, until the lease ends', async () => {
     const strategy = await newStrategy();
     const ids: number[] = [];
+    const unsureBefore = await db.cycles.countByState('unsure');
     for (let i = 0; i < 30; i++) ids.push((await cycleIn(strategy, at(100 + i), 'unsure')).id);
+    expect(await db.cycles.countByState('unsure')).toBe(unsureBefore + 30);
     const now = new Date();
 
     const [mine, theirs] = await Promise.all([

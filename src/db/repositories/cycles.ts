@@ -44,6 +44,8 @@ export interface CyclesRepository {
   getBySlot(strategy: string, slot: Date): Promise<Cycle | null>;
   listRecent(options?: { limit?: number; strategy?: string }): Promise<Cycle[]>;
   listByState(state: CycleState, limit?: number): Promise<Cycle[]>;
+  /** How many cycles are in the state, without reading them (the maintenance gauges, every pass). */
+  countByState(state: CycleState): Promise<number>;
   /** Leases up to `limit` unsure cycles whose lease is free or expired; other owners skip them. */
   claimUnsure(owner: string, leaseMs: number, limit: number, now?: Date): Promise<Cycle[]>;
   /** The latest slot of the strategy that any replica claimed (handled or in progress), for the missed policy. */
@@ -181,6 +183,14 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
         .orderBy(desc(cycles.claimedAt), desc(cycles.id))
         .limit(limit);
       return rows.map(toCycle);
+    },
+
+    async countByState(state) {
+      const [row] = await db
+        .select({ count: sql<number>`count(*)::int` })
+        .from(cycles)
+        .where(eq(cycles.state, state));
+      return row?.count ?? 0;
     },
 
     async listByState(state, limit = 100) {

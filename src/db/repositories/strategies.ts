@@ -38,12 +38,6 @@ function toStrategy(row: StrategyRow): StrategyRecord {
 
 export function createStrategiesRepository(db: DrizzleHandle, clock: () => Date): StrategiesRepository {
   const first = (rows: StrategyRow[]) => (rows[0] ? toStrategy(rows[0]) : null);
-  // Read once per cycle.
-  const selectByName = db
-    .select()
-    .from(strategies)
-    .where(eq(strategies.name, sql.placeholder('name')))
-    .prepare('strategies_get');
   return {
     async upsertSeen(list) {
       if (list.length === 0) return;
@@ -104,7 +98,7 @@ export function createStrategiesRepository(db: DrizzleHandle, clock: () => Date)
     },
 
     async get(name) {
-      return first(await selectByName.execute({ name }));
+      return first(await db.select().from(strategies).where(eq(strategies.name, name)));
     },
 
     async list() {
