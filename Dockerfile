@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1.7
 # treasury-bot worker image: build with dev dependencies, ship production dependencies only.
 
-FROM node:20.20-bookworm-slim AS build
+FROM node:24.21-bookworm-slim AS build
 WORKDIR /app
 # patches/ must be there before `npm ci`: its postinstall (patch-package) applies them, and finding no
 # patch files is not an error, so a missing folder would silently ship the unpatched postgres driver.
@@ -12,19 +12,18 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:20.20-bookworm-slim AS deps
+FROM node:24.21-bookworm-slim AS deps
 WORKDIR /app
 # patch-package is a production dependency so that this postinstall works without dev dependencies.
 COPY package.json package-lock.json ./
 COPY patches ./patches
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:20.20-bookworm-slim AS runtime
+FROM node:24.21-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     TREASURY_STRATEGIES=/app/strategies \
     TREASURY_CONFIG=/app/config/default.yaml \
-    TREASURY_DATA_DIR=/app/data \
-    TREASURY_HTTP_PORT=9464
+    TREASURY_DATA_DIR=/app/data
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
@@ -39,8 +38,10 @@ USER node
 # TREASURY_API_TOKEN_FILE, TREASURY_WEBHOOK_SECRET_FILE and DATABASE_URL_FILE (e.g. Docker or Kubernetes
 # secrets).
 VOLUME ["/app/strategies", "/app/config", "/app/data"]
-EXPOSE 9464
+# 9464: operations (/metrics, /healthz, /readyz), on 127.0.0.1 unless TREASURY_OPS_ADDR opens it;
+# 8080: the webhook receiver alone, when a webhook secret is set (TREASURY_WEBHOOK_ADDR).
+EXPOSE 9464 8080
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.TREASURY_HTTP_PORT||9464)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.TREASURY_OPS_ADDR||':9464').split(':').pop()+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["node", "--enable-source-maps", "dist/src/cli.js"]
 CMD ["run"]

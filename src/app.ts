@@ -6,23 +6,33 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import type { PurchaseClient } from './api/index.js';
-import { createClientFromSettings, loadSettings, requireToken, type Settings } from './config/index.js';
+import { createServiceGate, type PurchaseClient } from './api/index.js';
+import {
+  createClientFromSettings,
+  loadSettings,
+  planListeners,
+  requireToken,
+  type Settings,
+} from './config/index.js';
 import { type Database, openMigratedDatabase } from './db/index.js';
 import {
   createApiObserver,
+  createLiveness,
   createReadiness,
   createReplicaId,
   type EngineContext,
   KillSwitch,
   Worker,
 } from './engine/index.js';
-import { createHttpServer, listen } from './observability/http-server.js';
+import { createHttpServer, createReceiverServer, listen } from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
-import { createTracking, registerWebhooks } from './tracking/index.js';
+import { createPeriodicTask, createTracking, registerWebhooks } from './tracking/index.js';
 
 export type AppMode = 'run' | 'once' | 'admin';
+
+/** How often readiness is checked; /readyz answers from the last check. */
+const READINESS_INTERVAL_MS = 5_000;
 
 export interface AppOptions {
   mode: AppMode;
@@ -47,7 +57,7 @@ export class App {
   private readonly startAborted = new AbortController();
   private engine: EngineContext | undefined;
   private runningWorker: Worker | undefined;
-  private boundPort: number | undefined;
+  private bound: { ops?: number; webhook?: number } = {};
 
   constructor(private readonly options: AppOptions) {
     const env = options.env ?? process.env;
@@ -72,9 +82,9 @@ export class App {
     return this.runningWorker;
   }
 
-  /** The bound port of the HTTP server in `run` (useful with TREASURY_HTTP_PORT=0). */
-  get httpPort(): number | undefined {
-    return this.boundPort;
+  /** The bound ports of the listeners in `run` (useful with port 0 in the addresses). */
+  get ports(): { ops?: number; webhook?: number } {
+    return this.bound;
   }
 
   start(): Promise<void> {
@@ -121,7 +131,15 @@ export class App {
     if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
 
     const observer = createApiObserver(metrics, clock);
-    const service = { baseUrl, token };
+    // One gate for every client of this replica: its own pace, and the pause a 429 asks for.
+    const gate = createServiceGate({
+      ratePerSecond: settings.api.rateLimit,
+      onPause: ({ operation, ms }) => {
+        metrics.apiRateLimited.inc({ operation });
+        logger.warn({ operation, pauseMs: ms }, 'the service asked to slow down (429): requests paused');
+      },
+    });
+    const service = { baseUrl, token, gate };
     const client = createClientFromSettings(settings, service, observer.onRequest);
     this.onStop('api client', () => client.close());
     // One connection per cycle in flight, shared with nothing else (see EngineContext.tradingClient).
@@ -157,33 +175,60 @@ export class App {
     if (settings.dryRun) logger.warn('DRY RUN: cycles decide and record, no order is ever placed');
     if (options.mode !== 'run') return;
 
-    const http = createHttpServer({
-      port: settings.http.port,
+    const listeners = planListeners(settings);
+    if (listeners.deprecation) logger.warn(listeners.deprecation);
+    const readiness = createReadiness({
+      database,
+      client,
+      observer,
+      killSwitch,
+      clock,
       metrics,
-      logger,
-      readiness: createReadiness({
-        database,
-        client,
-        observer,
-        killSwitch,
-        clock,
-        metrics,
-        settings: settings.engine,
-        migrated: () => true,
-      }),
+      settings: settings.engine,
     });
-    this.onStop('http server', () => http.close());
+    const readinessChecks = createPeriodicTask({
+      name: 'readiness check',
+      intervalMs: READINESS_INTERVAL_MS,
+      run: async (signal) => {
+        await readiness.refresh(signal);
+        return false;
+      },
+      logger,
+      runAtStart: false,
+    });
+    // Known before the listener answers: a probe never sees "not checked yet" from a replica that is up.
+    await readiness.refresh(this.startAborted.signal);
+    readinessChecks.start();
+    this.onStop('readiness checks', () => readinessChecks.stop());
+    const ops = createHttpServer({ metrics, logger, readiness: readiness.report });
+    this.onStop('ops listener', () => ops.close());
+    // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
+    const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
+    if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());
     // Tracking backs off and bounds its request rate itself; client retries would multiply that rate.
     const trackingClient = createClientFromSettings(settings, service, observer.onRequest, {
       maxAttempts: 1,
     });
     this.onStop('tracking api client', () => trackingClient.close());
-    await this.openTracking(database, trackingClient, http);
-    this.boundPort = await listen(http, '0.0.0.0', settings.http.port);
-    logger.info({ port: this.boundPort }, 'http server listening (/metrics, /healthz, /readyz)');
+    await this.openTracking(database, trackingClient, webhook);
+    this.bound.ops = await listen(ops, listeners.ops.host, listeners.ops.port);
+    logger.info(
+      { host: listeners.ops.host, port: this.bound.ops },
+      listeners.shared
+        ? 'http server listening (/metrics, /healthz, /readyz and the webhook receiver)'
+        : 'ops listener listening (/metrics, /healthz, /readyz)',
+    );
+    if (listeners.webhook && webhook) {
+      this.bound.webhook = await listen(webhook, listeners.webhook.host, listeners.webhook.port);
+      logger.info({ host: listeners.webhook.host, port: this.bound.webhook }, 'webhook listener listening');
+    }
     // Only once the receiver listens may the service be told to deliver to it; a failure is logged there.
     await registerWebhooks(client, settings, logger);
 
+    // Registered before the first cycle, removed after the drain (stops run in reverse order).
+    const liveness = createLiveness(this.engine);
+    await liveness.start();
+    this.onStop('replica liveness', () => liveness.stop());
     const worker = new Worker(this.engine, {
       strategiesPath: settings.strategies.path,
       startSignal: this.startAborted.signal,
@@ -197,7 +242,7 @@ export class App {
    * Settlement tracking (src/tracking): started after the database and the client, with its webhook route
    * registered on the HTTP server before it listens; stopped before them.
    */
-  private async openTracking(database: Database, client: PurchaseClient, http: FastifyInstance) {
+  private async openTracking(database: Database, client: PurchaseClient, http: FastifyInstance | undefined) {
     const { settings, logger, metrics, clock } = this;
     const tracking = createTracking({
       database,
@@ -208,7 +253,7 @@ export class App {
       clock,
       owner: this.replicaId,
     });
-    tracking.registerRoutes(http);
+    if (http) tracking.registerRoutes(http);
     tracking.start();
     this.onStop('tracking', () => tracking.stop());
   }

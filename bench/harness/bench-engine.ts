@@ -53,7 +53,7 @@ export async function openBenchEngine(options: BenchEngineOptions): Promise<Benc
       TREASURY_API_URL: options.apiUrl,
       TREASURY_API_TOKEN: options.apiToken,
       TREASURY_CONFIG: 'config/default.yaml',
-      TREASURY_HTTP_PORT: '0',
+      TREASURY_OPS_ADDR: '127.0.0.1:0',
       LOG_LEVEL: 'info',
       ...options.env,
     },

@@ -30,6 +30,8 @@ export interface SandboxProcess {
 
 const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const STARTUP_TIMEOUT_MS = 30_000;
+/** The control API's token for bench runs (the sandbox makes a random one when none is given). */
+const ADMIN_TOKEN = 'bench-sandbox-admin-token';
 
 export async function startSandboxProcess(options: SandboxProcessOptions = {}): Promise<SandboxProcess> {
   const args = [
@@ -45,6 +47,8 @@ export async function startSandboxProcess(options: SandboxProcessOptions = {}): 
     String(options.seed ?? 1),
     '--credit-limit',
     options.creditLimit ?? '1000000000000.00',
+    '--admin-token',
+    ADMIN_TOKEN,
   ];
   const child = spawn(process.execPath, args, {
     cwd: REPOSITORY_ROOT,
@@ -52,7 +56,7 @@ export async function startSandboxProcess(options: SandboxProcessOptions = {}): 
     env: { ...process.env, LOG_LEVEL: 'info' },
   });
   const url = await readListeningUrl(child);
-  const admin = { authorization: `Bearer ${DEMO_TOKEN}`, 'content-type': 'application/json' };
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
   let closing: Promise<void> | undefined;
   return {
     url,

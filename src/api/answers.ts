@@ -9,10 +9,10 @@ import {
   ApiBadResponseError,
   ApiForbiddenError,
   ApiNotFoundError,
+  ApiRateLimitedError,
   ApiRejectedError,
   ApiServerError,
   ApiUnauthorizedError,
-  ApiUnavailableError,
   OutcomeUnknownError,
   type PurchaseApiError,
   QuoteExpiredError,
@@ -83,8 +83,12 @@ function errorForStatus(answer: WireAnswer, context: AnswerContext): PurchaseApi
     }
     return new ApiServerError(`${where}: server error (${status})${said}`, details);
   }
-  // Rate limiting: the request was turned away before any work, so it is safe to try later.
-  if (status === 429) return new ApiUnavailableError(`${where}: rate limited (429)`, details);
+  // Rate limiting: the request was turned away before any work (an order request too: nothing was created).
+  if (status === 429) {
+    const waitMs = retryAfterMs(answer.retryAfter, Date.now());
+    const after = waitMs === undefined ? '' : `; retry after ${waitMs} ms`;
+    return new ApiRateLimitedError(`${where}: rate limited (429)${after}`, details, waitMs);
+  }
   if (status >= 400)
     return new ApiRejectedError(`${where}: rejected by the service (${status})${said}`, details);
   return new ApiBadResponseError(`${where}: unexpected status ${status}`, { ...details, field: '(status)' });
@@ -115,4 +119,13 @@ function describeErrorBody(body: unknown): string {
   }
   if (!text) return '';
   return `: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`;
+}
+
+/** Retry-After as milliseconds from `now`: delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | undefined, now: number): number | undefined {
+  if (header === undefined) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

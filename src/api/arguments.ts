@@ -3,8 +3,9 @@
  * sending it would cost a round trip (or, for an order, a quote) to learn the same thing.
  */
 import { type Decimal, formatMoney, isDecimal } from '../money.js';
-import { FX_RATE_LENGTH, FX_RATE_SCALE, QUOTE_ID_PATTERN } from './assumptions.js';
+import { FX_RATE_LENGTH, FX_RATE_SCALE } from './assumptions.js';
 import { ApiInvalidArgumentError } from './errors.js';
+import { QUOTE_ID_PATTERN } from './wire-fields.js';
 
 const FX_RATE_TEXT = /^\d+\.\d+$/;
 

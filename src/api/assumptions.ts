@@ -25,9 +25,6 @@ import {
   wireAmount,
 } from './wire-fields.js';
 
-/** quoteId: 8 to 9 letters and digits (the reference gives the length; the alphabet is assumed). */
-export const QUOTE_ID_PATTERN = /^[A-Za-z0-9]{8,9}$/;
-
 /**
  * fxRate: optional; when sent it is the quote's price the client accepts, as decimal text of 6 to 7
  * characters. Four decimals fit a BRL-per-USDT price (`"5.4321"`) inside that length.

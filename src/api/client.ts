@@ -27,9 +27,11 @@ import {
   webhookLogPageSchema,
 } from './assumptions.js';
 import type { WireFormat } from './codec.js';
+import { ApiBadResponseError } from './errors.js';
 import { type CallSpec, type ExchangeContext, exchange, type RequestObserver } from './exchange.js';
 import { DEFAULT_RETRY, type RetrySettings } from './retry-policy.js';
 import { orderSchema, quoteSchema, trackingSchema } from './schemas.js';
+import type { ServiceGate } from './service-gate.js';
 import { createTransport } from './transport.js';
 import {
   type Balance,
@@ -58,6 +60,8 @@ export interface PurchaseClientOptions {
   /** Jitter source and backoff wait, injectable for tests. */
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** Shared by the clients of one replica: its own pace and the pauses the service asks for with a 429. */
+  gate?: ServiceGate;
 }
 
 export interface ListOrdersInput {
@@ -97,6 +101,7 @@ export function createPurchaseClient(options: PurchaseClientOptions) {
     onRequest: options.onRequest,
     random: options.random ?? Math.random,
     sleep: options.sleep ?? ((ms) => delay(ms)),
+    gate: options.gate,
   };
 
   function read<T>(
@@ -115,7 +120,14 @@ export function createPurchaseClient(options: PurchaseClientOptions) {
       const symbol = checkText('getQuote', 'symbol', input.symbol);
       const amount = checkPositiveAmount('getQuote', 'amount', input.amount);
       const query = { symbols: symbol, amount: toDecimalText(amount) };
-      return read('getQuote', '/client/quote', quoteSchema, query, options.signal);
+      const quote = await read('getQuote', '/client/quote', quoteSchema, query, options.signal);
+      if (quote.symbol !== symbol) {
+        throw new ApiBadResponseError(
+          `getQuote: bad response: field symbol: the quote is for ${JSON.stringify(quote.symbol)}, not the requested ${JSON.stringify(symbol)}`,
+          { operation: 'getQuote', status: 200, field: 'symbol' },
+        );
+      }
+      return quote;
     },
 
     /** Never retried: a repeat could buy twice. Failures after sending raise OUTCOME_UNKNOWN. */
@@ -167,7 +179,15 @@ export function createPurchaseClient(options: PurchaseClientOptions) {
 
     async getTracking(id: string, options: CallOptions = {}): Promise<Tracking> {
       const path = `/client/orders/${encodeURIComponent(checkText('getTracking', 'id', id))}/tracking`;
-      return read('getTracking', path, trackingSchema, undefined, options.signal);
+      const tracking = await read('getTracking', path, trackingSchema, undefined, options.signal);
+      // Another order's record applied to this one would settle the wrong purchase.
+      if (tracking.orderId !== id) {
+        throw new ApiBadResponseError(
+          `getTracking: bad response: field orderId: the record is for order ${JSON.stringify(tracking.orderId)}, not the requested ${JSON.stringify(id)}`,
+          { operation: 'getTracking', status: 200, field: 'orderId' },
+        );
+      }
+      return tracking;
     },
 
     async getBalance(options: CallOptions = {}): Promise<Balance> {

@@ -15,6 +15,7 @@ export type ApiErrorCode =
   | 'API_NOT_FOUND'
   | 'API_SERVER_ERROR'
   | 'API_UNAVAILABLE'
+  | 'API_RATE_LIMITED'
   | 'OUTCOME_UNKNOWN'
   | 'API_BAD_RESPONSE'
   | 'API_INVALID_ARGUMENT';
@@ -110,6 +111,24 @@ export class ApiUnavailableError extends PurchaseApiError {
   override readonly name = 'ApiUnavailableError';
   readonly code = 'API_UNAVAILABLE';
   readonly retryable = true;
+}
+
+/**
+ * 429: the service turned the request away before doing anything, and may say for how long
+ * (`Retry-After`). Safe to repeat later, the order request included: nothing was created.
+ */
+export class ApiRateLimitedError extends PurchaseApiError {
+  override readonly name = 'ApiRateLimitedError';
+  readonly code = 'API_RATE_LIMITED';
+  readonly retryable = true;
+  constructor(
+    message: string,
+    details: ApiErrorDetails,
+    /** From Retry-After (seconds or an HTTP date); undefined when the service did not say. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message, details);
+  }
 }
 
 /**

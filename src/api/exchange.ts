@@ -5,9 +5,15 @@
  */
 import type { z } from 'zod';
 import { readAnswer } from './answers.js';
-import { ApiUnavailableError, isPurchaseApiError, type PurchaseApiError } from './errors.js';
+import {
+  ApiRateLimitedError,
+  ApiUnavailableError,
+  isPurchaseApiError,
+  type PurchaseApiError,
+} from './errors.js';
 import { computeBackoffMs, type RetrySettings, shouldRetry } from './retry-policy.js';
 import { scrubErrorChain } from './secret-scrub.js';
+import type { ServiceGate } from './service-gate.js';
 import type { Transport, WireRequest } from './transport.js';
 
 /** What the observer hook receives after each attempt; enough for request metrics, nothing secret. */
@@ -31,6 +37,8 @@ export interface ExchangeContext {
   onRequest?: RequestObserver | undefined;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
+  /** The replica's pace and the service's pauses; absent: requests leave at once. */
+  gate?: ServiceGate | undefined;
 }
 
 export interface CallSpec extends WireRequest {
@@ -51,6 +59,7 @@ export async function exchange<T>(
         cause: spec.signal.reason,
       });
     }
+    await context.gate?.admit(spec.operation, spec.signal);
     const started = performance.now();
     let status: number | undefined;
     try {
@@ -67,6 +76,20 @@ export async function exchange<T>(
       if (!isPurchaseApiError(error)) throw error;
       scrubErrorChain(error, context.token);
       report(context, spec, attempt, started, status ?? error.status, error);
+      // The service asked for a pause: every request of this replica waits it out, not only this one.
+      if (error instanceof ApiRateLimitedError) {
+        context.gate?.pause(
+          spec.operation,
+          error.retryAfterMs ?? computeBackoffMs(attempt, context.retry, context.random),
+        );
+        if (
+          spec.safe &&
+          !spec.signal?.aborted &&
+          context.gate &&
+          shouldRetry(error.code, attempt, context.retry)
+        )
+          continue;
+      }
       if (!spec.safe || spec.signal?.aborted || !shouldRetry(error.code, attempt, context.retry)) throw error;
       await context.sleep(computeBackoffMs(attempt, context.retry, context.random));
     }

@@ -1,6 +1,5 @@
 /** Public surface of the purchase-service client. Nothing here imports the database or the engine. */
 export { formatFxRate } from './arguments.js';
-export { QUOTE_ID_PATTERN } from './assumptions.js';
 export {
   type CallOptions,
   createPurchaseClient,
@@ -23,6 +22,7 @@ export {
   ApiForbiddenError,
   ApiInvalidArgumentError,
   ApiNotFoundError,
+  ApiRateLimitedError,
   ApiRejectedError,
   ApiServerError,
   ApiUnauthorizedError,
@@ -35,5 +35,7 @@ export {
 export { quoteInexactNumbers } from './exact-json.js';
 export type { RequestEvent, RequestObserver } from './exchange.js';
 export { DEFAULT_RETRY, RETRIED_ERROR_CODES, type RetrySettings } from './retry-policy.js';
+export { createServiceGate, type ServiceGate, type ServiceGateOptions } from './service-gate.js';
 export * from './types.js';
 export { parseWebhookEvent } from './webhook-event.js';
+export { QUOTE_ID_PATTERN } from './wire-fields.js';

@@ -8,6 +8,7 @@ import type { ApiErrorCode } from './errors.js';
  */
 export const RETRIED_ERROR_CODES: Readonly<Record<ApiErrorCode, boolean>> = {
   API_UNAVAILABLE: true,
+  API_RATE_LIMITED: true,
   API_SERVER_ERROR: true,
   API_REJECTED: false,
   QUOTE_EXPIRED: false,

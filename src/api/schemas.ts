@@ -4,6 +4,7 @@
  * from a newer service are tolerated and dropped.
  */
 import { z } from 'zod';
+
 import {
   ORDER_STATUSES,
   type Order,
@@ -16,9 +17,11 @@ import {
   count,
   identifier,
   isoDate,
+  MAX_EXPIRES_IN,
   nonNegativeDecimalText,
   pending,
   positiveDecimalText,
+  QUOTE_ID_PATTERN,
   wireAmount,
 } from './wire-fields.js';
 
@@ -29,8 +32,14 @@ export const quoteSchema: z.ZodType<Quote> = z.object({
   price: positiveDecimalText,
   totalCost: nonNegativeDecimalText,
   totalFilled: nonNegativeDecimalText,
-  quoteId: identifier,
-  expiresIn: z.number(),
+  quoteId: z.string().regex(QUOTE_ID_PATTERN, { error: 'must be 8 to 9 letters or digits' }),
+  // The unit is not documented (seconds by assumption) and the worker keeps its own deadline, so a missing
+  // value is no reason to refuse the quote; a negative or absurd one (beyond an hour even in milliseconds) is.
+  expiresIn: z
+    .number()
+    .min(0, { error: 'must not be negative' })
+    .max(MAX_EXPIRES_IN, { error: `must be at most ${MAX_EXPIRES_IN}` })
+    .optional(),
 });
 
 export const orderShape = {

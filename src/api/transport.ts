@@ -4,6 +4,7 @@
  * `PurchaseApiError`; it never retries (that is the client's decision, from the retry policy).
  */
 import { Pool } from 'undici';
+import { USER_AGENT } from '../version.js';
 import { encodeBody, mediaTypeOf, type WireFormat } from './codec.js';
 import { classifyNetworkFailure } from './network-failures.js';
 
@@ -39,6 +40,8 @@ export interface WireAnswer {
   status: number;
   contentType: string | undefined;
   bytes: Buffer;
+  /** The Retry-After header, as sent. */
+  retryAfter?: string;
 }
 
 export interface Transport {
@@ -66,7 +69,7 @@ export function createTransport(settings: TransportSettings): Transport {
   let closed = false;
 
   async function send(request: WireRequest): Promise<WireAnswer> {
-    const headers: Record<string, string> = { authorization, accept: mediaType };
+    const headers: Record<string, string> = { authorization, accept: mediaType, 'user-agent': USER_AGENT };
     let body: Buffer | undefined;
     if (request.body !== undefined) {
       body = encodeBody(settings.format, request.body);
@@ -83,8 +86,14 @@ export function createTransport(settings: TransportSettings): Transport {
       });
       status = response.statusCode;
       const bytes = Buffer.from(await response.body.arrayBuffer());
-      const contentType = response.headers['content-type'];
-      return { status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, bytes };
+      const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+      const retryAfter = first(response.headers['retry-after']);
+      return {
+        status,
+        contentType: first(response.headers['content-type']),
+        bytes,
+        ...(retryAfter === undefined ? {} : { retryAfter }),
+      };
     } catch (error) {
       throw classifyNetworkFailure(error, { ...request, status });
     }

@@ -26,8 +26,11 @@ export interface Quote {
   /** Crypto quantity. */
   totalFilled: Decimal;
   quoteId: string;
-  /** As sent by the service (seconds left at issue, by assumption); the worker keeps its own deadline. */
-  expiresIn: number;
+  /**
+   * As sent by the service (seconds left at issue, by assumption), absent when it sent none; the worker keeps
+   * its own deadline either way.
+   */
+  expiresIn?: number;
 }
 
 export interface Order {

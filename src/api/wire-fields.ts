@@ -70,3 +70,10 @@ export const count = z.number().int().nonnegative();
 export function pending<T extends z.ZodType>(schema: T) {
   return schema.nullish().transform((value) => value ?? null);
 }
+
+/** quoteId: 8 to 9 letters and digits (the reference gives the length; the alphabet is assumed). Here, not in assumptions.ts, because the
+ * quote schema needs it and assumptions.ts builds on the schemas. */
+export const QUOTE_ID_PATTERN = /^[A-Za-z0-9]{8,9}$/;
+
+/** Largest believable `expiresIn`: an hour, even if the unit were milliseconds. */
+export const MAX_EXPIRES_IN = 3_600_000;

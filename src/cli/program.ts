@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { VERSION } from '../version.js';
 import { registerApiCommands } from './api.js';
 import { registerDbCommands } from './db.js';
 import { registerOperatorCommands } from './operator.js';
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     .description(
       'Treasury automation: buys USDT with BRL through the purchase service, on schedules and rules',
     )
+    .version(VERSION)
     .showHelpAfterError()
     .exitOverride();
   registerApiCommands(program);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parseDecimal } from '../money.js';
 import { createLogger } from '../observability/logger.js';
@@ -27,7 +28,10 @@ export function registerSandboxCommands(program: Command): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--token <token>', 'full-access bearer token (repeatable; default: the demo token)', collect, [])
     .option('--read-token <token>', 'read-only bearer token (repeatable)', collect, [])
-    .option('--admin-token <token>', 'token of the /_sandbox control API (default: the first --token)')
+    .option(
+      '--admin-token <token>',
+      'token of the /_sandbox control API (default: a new random one, printed once at start)',
+    )
     .option(
       '--step-ms <n>',
       'lifecycle step interval per order; 0 = manual steps only',
@@ -57,15 +61,18 @@ export function registerSandboxCommands(program: Command): void {
 
 async function runSandbox(flags: SandboxFlags): Promise<void> {
   const tokens = flags.token.length > 0 ? flags.token : [DEMO_TOKEN];
+  // The control API can change faults and read every order: its token is never the public demo token. Without
+  // one given, a fresh one is made for this start and printed once, below, outside the (scrubbing) log.
+  const adminToken = flags.adminToken ?? randomBytes(24).toString('base64url');
   // The demo token is public (it is in the source); any token the operator chose is a secret.
-  const secrets = [...flags.token, ...flags.readToken, flags.adminToken];
+  const secrets = [...flags.token, ...flags.readToken, adminToken];
   const logger = createLogger({ name: 'sandbox', secrets });
   const sandbox = await startSandbox({
     port: flags.port,
     host: flags.host,
     tokens,
     readTokens: flags.readToken,
-    adminToken: flags.adminToken,
+    adminToken,
     stepMs: flags.stepMs,
     seed: flags.seed,
     price: flags.price,
@@ -85,6 +92,9 @@ async function runSandbox(flags: SandboxFlags): Promise<void> {
     },
     `sandbox listening at ${sandbox.url}`,
   );
+  if (flags.adminToken === undefined) {
+    process.stdout.write(`sandbox control API token (for /_sandbox, this start only): ${adminToken}\n`);
+  }
   const signal = await new Promise<string>((resolve) => {
     for (const name of STOP_SIGNALS) process.once(name, () => resolve(name));
   });

@@ -4,7 +4,13 @@
  */
 import type { Command } from 'commander';
 import { loadSettings } from '../config/index.js';
-import { type Cycle, type Database, type OrderRecord, openDatabase } from '../db/index.js';
+import {
+  type Cycle,
+  type Database,
+  type FigureDifference,
+  type OrderRecord,
+  openDatabase,
+} from '../db/index.js';
 import { parseCount } from './api-arguments.js';
 import { cell, printErrorLine, printJson, printLines, renderTable } from './api-output.js';
 
@@ -22,6 +28,15 @@ interface StatusReport {
   haltedStrategies: { name: string; since: Date | null; reason: string | null }[];
   recentCycles: ReturnType<typeof cycleView>[];
   unsureCycles: ReturnType<typeof cycleView>[];
+  discrepancies: (ReturnType<typeof cycleView> & { discrepancy: FigureDifference[] })[];
+  replicas: {
+    id: string;
+    host: string;
+    pid: number;
+    startedAt: Date;
+    lastHeartbeat: Date;
+    inFlightCycles: number;
+  }[];
   openOrders: ReturnType<typeof orderView>[];
 }
 
@@ -43,13 +58,21 @@ async function runStatus(flags: { json?: boolean; limit: string }): Promise<void
 }
 
 export async function readStatus(database: Database, limit: number, now: Date): Promise<StatusReport> {
-  const [control, halted, recent, unsure, open] = await Promise.all([
+  const [control, halted, recent, unsure, open, flagged, replicas, inFlight] = await Promise.all([
     database.control.get(),
     database.strategies.listHalted(),
     database.cycles.listRecent({ limit }),
     database.cycles.listByState('unsure', 1000),
     database.orders.listOpen(1000),
+    database.cycles.listWithDiscrepancy(100),
+    database.replicas.list(),
+    Promise.all(
+      (['claimed', 'quoted', 'submitting'] as const).map((state) => database.cycles.listByState(state, 1000)),
+    ),
   ]);
+  const inFlightBy = new Map<string, number>();
+  for (const cycle of inFlight.flat()) inFlightBy.set(cycle.owner, (inFlightBy.get(cycle.owner) ?? 0) + 1);
+  const settlement = await database.orders.statusOfCycles(recent.map((cycle) => cycle.id));
   return {
     paused: {
       paused: control.paused,
@@ -62,17 +85,31 @@ export async function readStatus(database: Database, limit: number, now: Date): 
       since: strategy.haltedAt,
       reason: strategy.haltReason,
     })),
-    recentCycles: recent.map(cycleView),
-    unsureCycles: unsure.map(cycleView),
+    recentCycles: recent.map((cycle) => cycleView(cycle, settlement.get(cycle.id) ?? null)),
+    unsureCycles: unsure.map((cycle) => cycleView(cycle, null)),
+    replicas: replicas.map((replica) => ({
+      id: replica.id,
+      host: replica.host,
+      pid: replica.pid,
+      startedAt: replica.startedAt,
+      lastHeartbeat: replica.heartbeatAt,
+      inFlightCycles: inFlightBy.get(replica.id) ?? 0,
+    })),
+    discrepancies: flagged.map((cycle) => ({
+      ...cycleView(cycle, null),
+      discrepancy: cycle.discrepancy ?? [],
+    })),
     openOrders: open.map((order) => orderView(order, now)),
   };
 }
 
-function cycleView(cycle: Cycle) {
+/** `settlement`: the status of the cycle's order (`pending` … `settled`), null when it has none. */
+function cycleView(cycle: Cycle, settlement: string | null) {
   return {
     strategy: cycle.strategy,
     slot: cycle.slot,
     state: cycle.state,
+    settlement,
     reason: cycle.reasonCode,
     errorCode: cycle.errorCode,
     quoteId: cycle.quoteId,
@@ -109,9 +146,43 @@ function renderStatus(report: StatusReport): string[] {
   for (const halted of report.haltedStrategies) {
     lines.push(`HALTED ${halted.name} since ${cell(halted.since)}: ${halted.reason ?? '-'}`);
   }
-  const cycleColumns = ['strategy', 'slot', 'state', 'reason', 'quoteId', 'orderId', 'price', 'totalCost'];
+  lines.push('', `replicas (${report.replicas.length})`);
+  if (report.replicas.length > 0) {
+    lines.push(
+      ...renderTable(
+        ['id', 'host', 'pid', 'started', 'lastHeartbeat', 'inFlight'],
+        report.replicas.map((replica) => [
+          replica.id,
+          replica.host,
+          String(replica.pid),
+          cell(replica.startedAt),
+          cell(replica.lastHeartbeat),
+          String(replica.inFlightCycles),
+        ]),
+      ),
+    );
+  }
+  const cycleColumns = [
+    'strategy',
+    'slot',
+    'state',
+    'settlement',
+    'reason',
+    'quoteId',
+    'orderId',
+    'price',
+    'totalCost',
+  ];
   const cycleRow = (cycle: ReturnType<typeof cycleView>) =>
-    [cycle.strategy, cycle.slot, cycle.state, cycle.reason ?? cycle.errorCode, cycle.quoteId, cycle.orderId]
+    [
+      cycle.strategy,
+      cycle.slot,
+      cycle.state,
+      cycle.settlement,
+      cycle.reason ?? cycle.errorCode,
+      cycle.quoteId,
+      cycle.orderId,
+    ]
       .map(cell)
       .concat([cell(cycle.price), cell(cycle.totalCost)]);
   lines.push('', `recent cycles (${report.recentCycles.length})`);
@@ -119,6 +190,16 @@ function renderStatus(report: StatusReport): string[] {
   lines.push('', `unsure cycles awaiting reconciliation (${report.unsureCycles.length})`);
   if (report.unsureCycles.length > 0)
     lines.push(...renderTable(cycleColumns, report.unsureCycles.map(cycleRow)));
+  if (report.discrepancies.length > 0) {
+    lines.push(
+      '',
+      `DISCREPANCIES: orders the service reports with other figures (${report.discrepancies.length})`,
+    );
+    for (const cycle of report.discrepancies) {
+      const figures = cycle.discrepancy.map((d) => `${d.field} ${d.got} (asked ${d.expected})`).join(', ');
+      lines.push(`${cycle.strategy} ${cell(cycle.slot)} order ${cycle.orderId ?? '-'}: ${figures}`);
+    }
+  }
   lines.push('', `open orders (${report.openOrders.length})`);
   if (report.openOrders.length > 0) {
     lines.push(

@@ -10,6 +10,15 @@ import { trackingSettingsSchema } from './tracking-schema.js';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+/** `host:port` (IPv6 in brackets, `[::1]:9464`); port 0 picks a free one. */
+const listenAddress = z
+  .string()
+  .regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/, {
+    error: 'expected host:port, such as 127.0.0.1:9464 or [::1]:9464',
+  })
+  .refine((text) => Number(text.slice(text.lastIndexOf(':') + 1)) <= 65_535, {
+    error: 'the port must be 0 to 65535',
+  });
 const positiveMs = z.number().int().positive();
 
 const apiSchema = z.strictObject({
@@ -25,6 +34,8 @@ const apiSchema = z.strictObject({
     })
     .prefault({}),
   connections: z.number().int().min(1).max(256).default(8),
+  /** Requests per second this replica sends to the service at most; unset: no pace of its own. */
+  rateLimit: z.number().int().positive().max(100_000).optional(),
   keepAliveMs: positiveMs.default(10_000),
   retry: z
     .strictObject({
@@ -48,9 +59,17 @@ export const settingsSchema = z.strictObject({
     })
     .prefault({}),
   strategies: z.strictObject({ path: z.string().min(1).default('./strategies') }).prefault({}),
-  http: z.strictObject({ port: z.number().int().min(0).max(65_535).default(9464) }).prefault({}),
+  /** The operations listener: /metrics, /healthz, /readyz. Unset: 127.0.0.1:9464 (not public). */
+  ops: z.strictObject({ addr: listenAddress.optional() }).prefault({}),
+  /**
+   * Deprecated (one release): the single listener of the first release on 0.0.0.0, serving the operations
+   * routes and the webhook receiver together. Used only while neither ops.addr nor webhook.addr is set.
+   */
+  http: z.strictObject({ port: z.number().int().min(0).max(65_535).optional() }).prefault({}),
   webhook: z
     .strictObject({
+      /** The receiver's own listener, started only with a secret. Unset: 0.0.0.0:8080. */
+      addr: listenAddress.optional(),
       /** Unset: the receiver is off. */
       secret: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
       /** Unset: `run` does not register the receiver with the service. */

@@ -2,7 +2,12 @@
  * From settings to a purchase-service client: shared by the worker (src/app.ts) and the operator commands
  * (src/cli/api-session.ts), so that both talk to the service with the same limits.
  */
-import { createPurchaseClient, type PurchaseClient, type RequestEvent } from '../api/index.js';
+import {
+  createPurchaseClient,
+  type PurchaseClient,
+  type RequestEvent,
+  type ServiceGate,
+} from '../api/index.js';
 import type { Settings } from './schema.js';
 
 export class MissingTokenError extends Error {
@@ -27,7 +32,7 @@ export interface ClientVariant {
 
 export function createClientFromSettings(
   settings: Settings,
-  service: { baseUrl: string; token: string },
+  service: { baseUrl: string; token: string; gate?: ServiceGate },
   onRequest?: (event: RequestEvent) => void,
   variant: ClientVariant = {},
 ): PurchaseClient {

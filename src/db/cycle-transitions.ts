@@ -2,12 +2,14 @@ import { IllegalTransitionError } from './errors.js';
 import type { CycleState } from './types.js';
 
 /**
- * The legal moves of a cycle. `submitting → quoted` is the fresh quote after the service answered 400 for
+ * The legal moves of a cycle: the one source of them. `claimed → submitting` is the intent committed with
+ * the quote in one statement; `submitting → quoted` is the fresh quote after the service answered 400 for
  * an expired one; `unsure` waits for reconciliation to find the order or prove it absent (`not_placed`).
- * Every state missing on the left is final.
+ * Every state with no move is final. The database refuses any other move too (migration
+ * 0003_cycle_legal_moves, whose pairs a test holds equal to this table), so no statement can bypass it.
  */
-const LEGAL_MOVES: Readonly<Record<CycleState, readonly CycleState[]>> = {
-  claimed: ['quoted', 'skipped', 'failed'],
+export const LEGAL_MOVES: Readonly<Record<CycleState, readonly CycleState[]>> = {
+  claimed: ['quoted', 'submitting', 'skipped', 'failed'],
   quoted: ['submitting', 'skipped', 'failed', 'dry_run'],
   submitting: ['placed', 'failed', 'unsure', 'quoted'],
   unsure: ['placed', 'not_placed'],

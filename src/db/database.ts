@@ -9,6 +9,7 @@ import { type ControlRepository, createControlRepository } from './repositories/
 import { type CyclesRepository, createCyclesRepository } from './repositories/cycles.js';
 import { createOrdersRepository, type OrdersRepository } from './repositories/orders.js';
 import { createQuotesRepository, type QuotesRepository } from './repositories/quotes.js';
+import { createReplicasRepository, type ReplicasRepository } from './repositories/replicas.js';
 import { createStrategiesRepository, type StrategiesRepository } from './repositories/strategies.js';
 import {
   createWebhookEventsRepository,
@@ -37,6 +38,7 @@ export interface Database {
   readonly webhookEvents: WebhookEventsRepository;
   readonly balances: BalancesRepository;
   readonly control: ControlRepository;
+  readonly replicas: ReplicasRepository;
   /** Throws DatabaseError DB_UNAVAILABLE when the database does not answer. */
   ping(): Promise<void>;
   /** Runs `work` on one connection held for its duration (session advisory locks need that). */
@@ -69,6 +71,7 @@ export function createDatabase(connection: Connection, clock: () => Date): Datab
     webhookEvents: createWebhookEventsRepository(db, clock),
     balances: createBalancesRepository(db),
     control: createControlRepository(db, clock),
+    replicas: createReplicasRepository(db, clock),
     ping: () => connection.ping(),
     withReservedConnection: (work) => connection.withReservedConnection(work),
     close() {

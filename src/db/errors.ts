@@ -26,3 +26,13 @@ export class IllegalTransitionError extends DatabaseError {
     super('ILLEGAL_TRANSITION', `cycle state cannot move from '${from}' to '${to}'`);
   }
 }
+
+/** The SQLSTATE of a server's error response in the chain (drizzle wraps the driver's error as `cause`). */
+export function sqlStateOf(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const { code, severity } = current as { code?: unknown; severity?: unknown };
+    if (typeof code === 'string' && typeof severity === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

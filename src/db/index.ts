@@ -4,8 +4,8 @@ export { type DatabaseKind, describeTarget, type ReservedConnection } from './co
 export { isConnectionLoss } from './connection-loss.js';
 export { isFinalState, isLegalTransition, MONEY_MAY_HAVE_LEFT } from './cycle-transitions.js';
 export { type Database, type OpenDatabaseOptions, openDatabase } from './database.js';
-export { DatabaseError, type DatabaseErrorCode, IllegalTransitionError } from './errors.js';
-export { findMigrationsFolder, type MigrationResult, migrate } from './migrate.js';
+export { DatabaseError, type DatabaseErrorCode, IllegalTransitionError, sqlStateOf } from './errors.js';
+export { findMigrationsFolder, type MigrationResult, migrate, pendingMigrations } from './migrate.js';
 export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export type { ControlRepository } from './repositories/control.js';
@@ -13,6 +13,7 @@ export type { CyclesRepository, IntentPatch } from './repositories/cycles.js';
 export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order-tracking.js';
 export type { OrdersRepository } from './repositories/orders.js';
 export type { QuotesRepository } from './repositories/quotes.js';
+export type { ReplicaRecord, ReplicasRepository } from './repositories/replicas.js';
 export type { GuardedIntentResult, IntentGuard, IntentVerdict } from './repositories/serialized-intent.js';
 export type { Period, SpendFigures } from './repositories/spend-figures.js';
 export type { StrategiesRepository } from './repositories/strategies.js';

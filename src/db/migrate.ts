@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { bigint, pgSchema, serial, text } from 'drizzle-orm/pg-core';
 import { connectionOf, type Database } from './database.js';
-import { DatabaseError } from './errors.js';
+import { DatabaseError, sqlStateOf } from './errors.js';
 
 /** Arbitrary constant shared by every replica: "treasury-bot migrations". */
 const MIGRATION_LOCK_KEY = 7_304_116_215_388_001n;
@@ -85,6 +85,28 @@ export async function migrate(
       cause: error,
     });
   }
+}
+
+/**
+ * The migrations this code needs that the database lacks (tags, in order), for readiness: a replica started
+ * against a database another version rolled back, or restored from an older backup, must not report ready.
+ */
+export async function pendingMigrations(
+  database: Database,
+  options: { folder?: string } = {},
+): Promise<string[]> {
+  const migrations = await readMigrations(options.folder ?? findMigrationsFolder());
+  const { drizzle } = connectionOf(database);
+  let applied: { createdAt: number | null }[];
+  try {
+    applied = await drizzle.select({ createdAt: appliedMigrations.createdAt }).from(appliedMigrations);
+  } catch (error) {
+    // No bookkeeping table (42P01): nothing was ever applied. Anything else is the caller's to report.
+    if (sqlStateOf(error) === '42P01') return migrations.map((migration) => migration.tag);
+    throw error;
+  }
+  const done = new Set(applied.map((row) => Number(row.createdAt)));
+  return migrations.filter((migration) => !done.has(migration.when)).map((migration) => migration.tag);
 }
 
 async function readMigrations(folder: string): Promise<Migration[]> {

@@ -10,6 +10,7 @@ import {
   bigint,
   boolean,
   check,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -66,6 +67,11 @@ export const cycles = pgTable(
     finishedAt: instant('finished_at'),
     leaseOwner: text('lease_owner'),
     leaseUntil: instant('lease_until'),
+    /**
+     * What the service's record of this cycle's order says that differs from what the cycle asked and was
+     * quoted (`[{ field, expected, got }]`); null when it agrees. Set, the strategy is halted for a person.
+     */
+    discrepancy: jsonb('discrepancy'),
   },
   (table) => [
     uniqueIndex('cycles_strategy_slot_key').on(table.strategy, table.slot),
@@ -74,6 +80,8 @@ export const cycles = pgTable(
     // The cooldown's "last order sent" read on every cycle: the newest submitted_at of one strategy without
     // walking its whole history.
     index('cycles_strategy_submitted_idx').on(table.strategy, table.submittedAt),
+    // Ownership of a listed order by its quoteId, for the external scan.
+    index('cycles_quote_id_idx').on(table.quoteId),
     check('cycles_trigger_check', sql`${table.trigger} in ('schedule', 'once', 'missed')`),
     check(
       'cycles_state_check',
@@ -93,7 +101,8 @@ export const quotes = pgTable(
     price: moneyColumn('price').notNull(),
     totalCost: moneyColumn('total_cost').notNull(),
     totalFilled: moneyColumn('total_filled').notNull(),
-    expiresIn: integer('expires_in').notNull(),
+    // The service's raw value (unit undocumented), null when it sent none; numeric, so no value overflows.
+    expiresIn: doublePrecision('expires_in'),
     requestedAt: instant('requested_at').notNull(),
     receivedAt: instant('received_at').notNull(),
     deadlineAt: instant('deadline_at').notNull(),
@@ -216,3 +225,15 @@ export const control = pgTable(
   },
   (table) => [check('control_single_row_check', sql`${table.id} = 1`)],
 );
+
+/**
+ * The `run` processes sharing this database, each with a heartbeat. A row whose heartbeat stopped belongs to
+ * a process that died (a clean stop deletes its row after draining): its in-flight work is taken over at once.
+ */
+export const replicas = pgTable('replicas', {
+  id: text('id').primaryKey(),
+  host: text('host').notNull(),
+  pid: integer('pid').notNull(),
+  startedAt: instant('started_at').notNull(),
+  heartbeatAt: instant('heartbeat_at').notNull(),
+});

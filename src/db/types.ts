@@ -68,6 +68,15 @@ export interface Cycle {
   finishedAt: Date | null;
   leaseOwner: string | null;
   leaseUntil: Date | null;
+  /** What the service's record of the cycle's order says differently from the request and quote. */
+  discrepancy: FigureDifference[] | null;
+}
+
+/** One figure of an order the service reports differently from what the cycle asked and was quoted. */
+export interface FigureDifference {
+  field: string;
+  expected: string;
+  got: string;
 }
 
 export interface ClaimSlotInput {
@@ -96,7 +105,7 @@ export interface QuoteInput {
   price: Decimal;
   totalCost: Decimal;
   totalFilled: Decimal;
-  expiresIn: number;
+  expiresIn: number | null;
   requestedAt: Date;
   receivedAt: Date;
   /** The worker's own deadline for using the quote (send time + window − margin). */

@@ -15,9 +15,11 @@ export interface CycleInputs {
   halted: boolean;
   /** Absent when the strategy has no guards, or when the balance could not be read (the guards then fail closed). */
   balance?: Balance;
+  /** When the balance was asked for: orders of ours placed since may not be in it. */
+  balanceAskedAt?: Date;
   balanceSnapshotId?: number;
   balanceErrorCode?: string;
-  /** The budget periods of the cycle's slot, in which `spent` was summed. */
+  /** The budget periods of the moment these inputs were read, in which `spent` was summed. */
   periods: BudgetPeriods;
   spent: SpentSoFar;
   lastPlacedAt?: Date;
@@ -29,8 +31,10 @@ export async function readCycleInputs(
   cycle: Cycle,
 ): Promise<CycleInputs> {
   const { database } = context;
-  // Budgets count by slot: the periods are those of the slot in the strategy's zone.
-  const periods = budgetPeriods(strategy.timezone, cycle.slot);
+  // Budgets cap what leaves the account per calendar period: a cycle is charged to the period (in the
+  // strategy's zone) of the moment its intent is committed, whatever its slot (a past `--slot`, a late
+  // missed slot). These figures are read now; the commit re-reads them for its own instant.
+  const periods = budgetPeriods(strategy.timezone, context.clock());
   const figures = await withDatabase(context, 'cycle_inputs', () =>
     database.cycles.spendFigures(strategy.name, periods),
   );
@@ -42,6 +46,7 @@ export async function readCycleInputs(
   if (figures.lastPlacedAt !== null) inputs.lastPlacedAt = figures.lastPlacedAt;
   if (inputs.halted || !needsBalance(strategy)) return inputs;
 
+  const askedAt = context.clock();
   try {
     inputs.balance = await context.client.getBalance({
       signal: AbortSignal.timeout(context.settings.balanceTimeoutMs),
@@ -59,6 +64,7 @@ export async function readCycleInputs(
     );
     return inputs;
   }
+  inputs.balanceAskedAt = askedAt;
   const snapshot = await withDatabase(context, 'balance_record', () =>
     database.balances.record({ ...inputs.balance!, takenAt: context.clock(), cycleId: cycle.id }),
   );

@@ -3,7 +3,7 @@
  * records the same code for them and the outage shows in the metric; the driver's error stays as `cause`.
  */
 import { isPurchaseApiError } from '../api/index.js';
-import { DatabaseError, withinDatabaseTimeout } from '../db/index.js';
+import { DatabaseError, sqlStateOf, withinDatabaseTimeout } from '../db/index.js';
 import type { Metrics } from '../observability/metrics.js';
 
 export type EngineErrorCode = 'DB_UNAVAILABLE' | 'DB_ERROR' | 'STATE_CONFLICT';
@@ -54,16 +54,6 @@ export interface DatabaseCallContext {
 function isConnectionFailure(error: unknown): boolean {
   const state = sqlStateOf(error);
   return state === undefined || /^(08|57P|53)/.test(state);
-}
-
-/** The SQLSTATE of a server's error response in the chain (drizzle wraps the driver's error as `cause`). */
-function sqlStateOf(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const { code, severity } = current as { code?: unknown; severity?: unknown };
-    if (typeof code === 'string' && typeof severity === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 function rootCause(error: unknown): unknown {

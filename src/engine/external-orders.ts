@@ -1,8 +1,10 @@
 /**
  * Orders at the service that no cycle of ours owns (placed by hand, or by another system on the same
  * account) are recorded as external, so the books hold every order. Only orders older than the visibility
- * lag are considered, and none whose quote belongs to one of our in-flight or unsure cycles: those are
- * reconciliation's to adopt. If a cycle later records the same order, it adopts the external row.
+ * lag are considered, and never one whose quoteId belongs to a cycle of ours, in any state: an in-flight or
+ * unsure cycle's order is reconciliation's to adopt, and any other is a fault a person must see (an error
+ * line), not a purchase to book twice. An order listed without its quoteId is asked for it first. If a cycle
+ * later records the same order, it adopts the external row.
  */
 import type { EngineContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
@@ -29,20 +31,27 @@ export async function recordExternalOrders(
   if (window.to.getTime() <= window.from.getTime()) return { listed: 0, recorded: 0, complete: true };
   const listing = await listOrdersBetween(context, window, options);
   const listed = listing.orders;
-  const ours = await withDatabase(context, 'cycles_list_by_state', async () => [
-    ...(await database.cycles.listByState('submitting', 1_000)),
-    ...(await database.cycles.listByState('unsure', 1_000)),
-  ]);
-  const pendingQuotes = new Set(ours.map((cycle) => cycle.quoteId).filter((id) => id !== null));
   let recorded = 0;
   for (const order of listed) {
-    if (order.quoteId !== undefined && pendingQuotes.has(order.quoteId)) continue;
     const known = await withDatabase(context, 'orders_get_by_service_id', () =>
       database.orders.getByServiceId(order.id),
     );
     if (known) continue;
+    const quoteId = order.quoteId ?? (await context.client.getOrder(order.id, options)).quoteId;
+    const owner = (
+      await withDatabase(context, 'cycles_owners_of_quotes', () => database.cycles.ownersOfQuotes([quoteId]))
+    ).get(quoteId);
+    if (owner) {
+      if (owner.state !== 'submitting' && owner.state !== 'unsure') {
+        context.logger.error(
+          { orderId: order.id, quoteId, cycleId: owner.cycleId, cycleState: owner.state },
+          'order at the service carries the quote of a cycle of ours that did not record it; not booked as external, see `treasury-bot resolve`',
+        );
+      }
+      continue;
+    }
     const stored = await withDatabase(context, 'orders_record_external', () =>
-      database.orders.recordExternal(toServiceOrder(order)),
+      database.orders.recordExternal(toServiceOrder(order, quoteId)),
     );
     if (stored.origin !== 'external') continue;
     recorded++;

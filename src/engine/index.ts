@@ -6,6 +6,7 @@ export { type CycleRequest, runCycle } from './cycle.js';
 export { type QuoteDeadline, startQuoteDeadline } from './deadline.js';
 export { EngineError, type EngineErrorCode } from './engine-errors.js';
 export { KillSwitch } from './kill-switch.js';
+export { createLiveness, type Liveness } from './liveness.js';
 export { Maintenance, type MaintenanceReport } from './maintenance.js';
 export { findMissedSlots, type MissedSlot } from './missed-slots.js';
 export {
@@ -25,7 +26,7 @@ export {
   type EngineReason,
   isOkOutcome,
 } from './outcomes.js';
-export { createReadiness } from './readiness.js';
+export { createReadiness, type Readiness } from './readiness.js';
 export { type ReconcileResult, reconcileCycle, reconcileUnsureCycles } from './reconcile.js';
 export { type RecoveryResult, recoverAbandonedCycles } from './recovery.js';
 export { createReplicaId } from './replica-id.js';

@@ -12,6 +12,7 @@ export const ENGINE_REASONS = [
   'quote_unavailable',
   'quote_deadline_exceeded',
   'quote_expired',
+  'rate_limited',
   'quote_unusable',
   'order_rejected',
   'order_not_sent',

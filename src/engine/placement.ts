@@ -4,7 +4,14 @@
  * arrival and the order request there is only the pure decision, a cached kill-switch read and the intent
  * commit: nothing else may eat into the quote's five seconds.
  */
-import { formatFxRate, isPurchaseApiError, type Order, type Quote, QuoteExpiredError } from '../api/index.js';
+import {
+  ApiRateLimitedError,
+  formatFxRate,
+  isPurchaseApiError,
+  type Order,
+  type Quote,
+  QuoteExpiredError,
+} from '../api/index.js';
 import type { JsonValue, QuoteInput } from '../db/index.js';
 import { evaluateQuote, type Strategy } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
@@ -12,6 +19,7 @@ import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
 import { startQuoteDeadline } from './deadline.js';
 import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import { fingerprintOf } from './order-matching.js';
 import type { EngineReason } from './outcomes.js';
 import { recordPlacedOrder } from './record-placed.js';
 import { commitIntentSerialized, needsSerializedIntent } from './serialized-intent.js';
@@ -96,7 +104,7 @@ async function attemptWithOneQuote(
     price: quote.price,
     totalCost: quote.totalCost,
     totalFilled: quote.totalFilled,
-    expiresIn: quote.expiresIn,
+    expiresIn: quote.expiresIn ?? null,
     requestedAt,
     receivedAt,
     deadlineAt: deadline.deadlineAt,
@@ -182,7 +190,7 @@ async function attemptWithOneQuote(
   } catch (error) {
     return settleFailedOrder(context, strategy, record, error);
   }
-  await recordPlacedOrder(context, record, order, quote.quoteId);
+  await recordPlacedOrder(context, record, order, fingerprintOf(quoteInput));
   return undefined;
 }
 
@@ -214,6 +222,12 @@ async function settleFailedOrder(
     context.metrics.quotesExpired.inc({ strategy: strategy.name, where: 'service' });
     await record.move('quoted', { errorCode, errorMessage });
     return { reason: 'quote_expired', errorCode, errorMessage };
+  }
+  if (error instanceof ApiRateLimitedError) {
+    // Turned away before any work: nothing was placed. A fresh quote once the pause is over, if the slot's
+    // attempts allow; the gate holds the next request until then, and the quote's deadline still rules.
+    await record.move('quoted', { errorCode, errorMessage });
+    return { reason: 'rate_limited', errorCode, errorMessage };
   }
   if (isPurchaseApiError(error) && !error.outcomeUnknown) {
     const reasonCode = error.code === 'API_UNAVAILABLE' ? 'order_not_sent' : 'order_rejected';

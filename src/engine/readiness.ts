@@ -1,5 +1,5 @@
 import type { PurchaseClient } from '../api/index.js';
-import type { Database } from '../db/index.js';
+import { type Database, pendingMigrations } from '../db/index.js';
 import type { ReadinessCheck, ReadinessReport } from '../observability/http-server.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ApiObserver } from './api-observer.js';
@@ -14,58 +14,87 @@ export interface ReadinessDeps {
   clock: () => Date;
   metrics: Metrics;
   settings: { databaseTimeoutMs: number };
-  migrated: () => boolean;
-  /** The service counts as reachable if it answered within this; otherwise /readyz asks it (a balance read). */
+  /** The service counts as reachable if it answered within this; otherwise a check asks it (a balance read). */
   serviceFreshMs?: number;
+  /** Where the migrations this code needs are (tests); default the package's drizzle/ folder. */
+  migrationsFolder?: string;
 }
 
-/**
- * /readyz: the database answers, migrations are applied, the service answered recently. Paused is a label,
- * not a failure: a paused replica is healthy, it just does not buy.
- */
-export function createReadiness(deps: ReadinessDeps): () => Promise<ReadinessReport> {
-  const freshMs = deps.serviceFreshMs ?? 60_000;
-  let probing: Promise<ReadinessCheck> | undefined;
+export interface Readiness {
+  /** What /readyz answers: the state the last check left, never a request of its own. */
+  report(): ReadinessReport;
+  /** One check of the database, the migrations, the service and the kill switch; run periodically. */
+  refresh(signal?: AbortSignal): Promise<void>;
+}
 
-  const probeService = async (): Promise<ReadinessCheck> => {
-    const last = deps.observer.lastAnswerAt();
-    if (last && deps.clock().getTime() - last.getTime() < freshMs) return { ok: true };
-    probing ??= deps.client
-      .getBalance({ signal: AbortSignal.timeout(2_000) })
-      .then(
-        (): ReadinessCheck => ({ ok: true }),
-        (error: unknown): ReadinessCheck => {
-          // An HTTP answer, even an error status, proves the service is there.
-          const answered = deps.observer.lastAnswerAt();
-          if (answered && deps.clock().getTime() - answered.getTime() < freshMs) return { ok: true };
-          return { ok: false, detail: errorCodeOf(error) };
-        },
-      )
-      .finally(() => {
-        probing = undefined;
-      });
-    return probing;
+const NOT_CHECKED: ReadinessCheck = { ok: false, detail: 'not checked yet' };
+
+/**
+ * Readiness: the database answers, every migration the code needs is applied, the service answered recently.
+ * Paused is a label, not a failure: a paused replica is healthy, it just does not buy. The checks run on the
+ * worker's schedule, not per request: a probe (or anyone who can reach /readyz) must never make the worker
+ * call the service or the database.
+ */
+export function createReadiness(deps: ReadinessDeps): Readiness {
+  const freshMs = deps.serviceFreshMs ?? 60_000;
+  let state: ReadinessReport = {
+    ready: false,
+    paused: false,
+    checks: { database: NOT_CHECKED, migrations: NOT_CHECKED, service: NOT_CHECKED },
   };
 
-  const checkDatabase = async (): Promise<ReadinessCheck> => {
+  const answeredRecently = () => {
+    const last = deps.observer.lastAnswerAt();
+    return last !== undefined && deps.clock().getTime() - last.getTime() < freshMs;
+  };
+
+  const checkService = async (signal?: AbortSignal): Promise<ReadinessCheck> => {
+    if (answeredRecently()) return { ok: true };
     try {
-      await withDatabase(deps, 'readiness_ping', () => deps.database.ping(), 2_000);
+      const timeout = AbortSignal.timeout(2_000);
+      await deps.client.getBalance({ signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
       return { ok: true };
     } catch (error) {
-      return { ok: false, detail: errorCodeOf(error) };
+      // An HTTP answer, even an error status, proves the service is there.
+      return answeredRecently() ? { ok: true } : { ok: false, detail: errorCodeOf(error) };
     }
   };
 
-  return async () => {
-    const [database, service] = await Promise.all([checkDatabase(), probeService()]);
-    const migrations: ReadinessCheck = deps.migrated() ? { ok: true } : { ok: false, detail: 'not applied' };
-    let paused = deps.killSwitch.lastKnown()?.paused ?? false;
-    if (database.ok) {
-      paused = await withDatabase(deps, 'readiness_paused', () => deps.killSwitch.isPaused(), 2_000).catch(
-        () => paused,
-      );
+  const checkDatabase = async (): Promise<{ database: ReadinessCheck; migrations: ReadinessCheck }> => {
+    try {
+      await withDatabase(deps, 'readiness_ping', () => deps.database.ping(), 2_000);
+    } catch (error) {
+      const detail = errorCodeOf(error);
+      return { database: { ok: false, detail }, migrations: { ok: false, detail: 'database unavailable' } };
     }
-    const checks = { database, migrations, service };
-    return { ready: Object.values(checks).every((check) => check.ok), paused, checks };
+    try {
+      const pending = await withDatabase(
+        deps,
+        'readiness_migrations',
+        () => pendingMigrations(deps.database, { folder: deps.migrationsFolder }),
+        2_000,
+      );
+      const migrations: ReadinessCheck =
+        pending.length === 0 ? { ok: true } : { ok: false, detail: `not applied: ${pending.join(', ')}` };
+      return { database: { ok: true }, migrations };
+    } catch (error) {
+      return { database: { ok: true }, migrations: { ok: false, detail: errorCodeOf(error) } };
+    }
+  };
+
+  return {
+    // The pause is the kill switch's last known state (kept by the worker's own reads), not this check's.
+    report: () => ({ ...state, paused: deps.killSwitch.lastKnown()?.paused ?? state.paused }),
+    async refresh(signal) {
+      const [{ database, migrations }, service] = await Promise.all([checkDatabase(), checkService(signal)]);
+      let paused = deps.killSwitch.lastKnown()?.paused ?? false;
+      if (database.ok) {
+        paused = await withDatabase(deps, 'readiness_paused', () => deps.killSwitch.isPaused(), 2_000).catch(
+          () => paused,
+        );
+      }
+      const checks = { database, migrations, service };
+      state = { ready: Object.values(checks).every((check) => check.ok), paused, checks };
+    },
   };
 }

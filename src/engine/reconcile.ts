@@ -1,15 +1,24 @@
 /**
  * Reconciliation of unsure cycles: each is leased (SKIP LOCKED, so replicas split the work) and looked for
- * in the service's order list. One match is adopted (order recorded, cycle placed); no match after the
+ * in the service's order list. Ownership is decided by quoteId whenever the service reports one: an order
+ * carrying the cycle's quoteId is its order whatever its figures, and figures that differ from the quote are
+ * recorded as a discrepancy that halts the strategy. One match is adopted (order recorded, cycle placed); no match after the
  * quote window plus the visibility lag proves the order absent (not_placed), but only when the whole list
  * was read; several matches stop the strategy's automation and raise an alert, because only a person can
  * tell which order is ours.
  */
-import type { OrderListItem } from '../api/index.js';
-import type { Cycle, QuoteRecord } from '../db/index.js';
+import type { OrderDetail, OrderListItem } from '../api/index.js';
+import type { Cycle, FigureDifference, QuoteRecord } from '../db/index.js';
 import type { EngineContext } from './context.js';
 import { errorCodeOf, withDatabase } from './engine-errors.js';
-import { type CandidateOrder, type CycleFingerprint, matchOrders, sameFigures } from './order-matching.js';
+import {
+  type CandidateOrder,
+  type CycleFingerprint,
+  figureDifferences,
+  figuresFit,
+  fingerprintOf,
+  matchOrders,
+} from './order-matching.js';
 import { listOrdersBetween, type OrderListing, toServiceOrder } from './service-orders.js';
 
 export type ReconcileVerdict = 'adopted' | 'not_placed' | 'ambiguous' | 'waiting';
@@ -71,11 +80,11 @@ export async function reconcileCycle(
   signal?: AbortSignal,
 ): Promise<ReconcileVerdict> {
   const quote = await quoteOf(context, cycle);
-  const fingerprint: CycleFingerprint = { quoteId: quote.quoteId, amount: quote.amount, price: quote.price };
+  const fingerprint = fingerprintOf(quote);
   if (cycle.serviceOrderId !== null) {
     // The service answered with this id but the cycle could not record it: confirm and adopt.
     const detail = await context.client.getOrder(cycle.serviceOrderId, { signal });
-    return adopt(context, cycle, toServiceOrder(detail));
+    return adopt(context, cycle, fingerprint, toServiceOrder(detail));
   }
 
   const { quoteWindowMs, reconcile } = context.settings;
@@ -98,9 +107,8 @@ export async function reconcileCycle(
     : candidates.filter((candidate) => candidate.quoteId === fingerprint.quoteId);
   const verdict = matchOrders(fingerprint, decisive);
   if (verdict.kind === 'single') {
-    const order = listed.find((item) => item.id === verdict.orderId)!;
-    const quoteId = candidates.find((candidate) => candidate.id === verdict.orderId)?.quoteId;
-    return adopt(context, cycle, toServiceOrder(order, quoteId));
+    const chosen = candidates.find((candidate) => candidate.id === verdict.orderId)!;
+    return adopt(context, cycle, fingerprint, toServiceOrder(chosen.record, chosen.quoteId));
   }
   if (verdict.kind === 'ambiguous') return haltStrategy(context, cycle, verdict.orderIds);
   if (now.getTime() < sentAt + quoteWindowMs + reconcile.visibilityLagMs) return 'waiting';
@@ -130,38 +138,64 @@ async function quoteOf(context: EngineContext, cycle: Cycle): Promise<QuoteRecor
   return quote;
 }
 
-/** Listed orders with the cycle's figures that no other cycle owns, each with the quoteId the service reports. */
+/**
+ * Listed orders that may be the cycle's and that no other cycle owns, each with the quoteId the service
+ * reports: every order listed with our quoteId, and every order listed without one whose figures fit the
+ * quote within the quote checks' tolerance, asked for its quoteId with GET /client/orders/:id.
+ */
 async function confirmCandidates(
   context: EngineContext,
   cycle: Cycle,
   fingerprint: CycleFingerprint,
   listed: readonly OrderListItem[],
   signal?: AbortSignal,
-): Promise<CandidateOrder[]> {
-  const candidates: CandidateOrder[] = [];
+): Promise<Candidate[]> {
+  const candidates: Candidate[] = [];
+  const tolerancePct = context.tolerances.costMismatchPct;
   for (const order of listed) {
-    if (!sameFigures(fingerprint, order)) continue;
+    const mayBeOurs =
+      order.quoteId !== undefined
+        ? order.quoteId === fingerprint.quoteId
+        : figuresFit(fingerprint, order, tolerancePct);
+    if (!mayBeOurs) continue;
     const known = await withDatabase(context, 'orders_get_by_service_id', () =>
       context.database.orders.getByServiceId(order.id),
     );
     if (known && known.cycleId !== null && known.cycleId !== cycle.id) continue;
-    const quoteId = order.quoteId ?? (await context.client.getOrder(order.id, { signal })).quoteId;
-    candidates.push({ id: order.id, amount: order.amount, price: order.price, quoteId });
+    // Listed without its quoteId: the detail tells, and its figures are the ones to record.
+    const record = order.quoteId === undefined ? await context.client.getOrder(order.id, { signal }) : order;
+    const quoteId = record.quoteId;
+    if (quoteId !== undefined && quoteId !== fingerprint.quoteId) continue;
+    candidates.push({
+      id: record.id,
+      symbol: record.symbol,
+      amount: record.amount,
+      price: record.price,
+      ...(quoteId === undefined ? {} : { quoteId }),
+      record,
+    });
   }
   return candidates;
+}
+
+/** A candidate with the record it was judged on (the listed item, or the detail asked for its quoteId). */
+interface Candidate extends CandidateOrder {
+  record: OrderListItem | OrderDetail;
 }
 
 async function adopt(
   context: EngineContext,
   cycle: Cycle,
+  fingerprint: CycleFingerprint,
   order: ReturnType<typeof toServiceOrder>,
 ): Promise<ReconcileVerdict> {
   const { database, metrics } = context;
+  const discrepancy = figureDifferences(fingerprint, order);
   const { order: recorded, cycle: moved } = await withDatabase(context, 'order_record', () =>
     database.orders.recordPlacedWithCycle(
       cycle.id,
       order,
-      { from: 'unsure', reasonCode: 'reconciled' },
+      { from: 'unsure', reasonCode: 'reconciled', discrepancy },
       { source: 'reconcile' },
     ),
   );
@@ -173,6 +207,7 @@ async function adopt(
     return 'waiting';
   }
   if (!moved) return 'waiting';
+  if (discrepancy.length > 0) reportDiscrepancy(context, moved, order.id, discrepancy);
   metrics.reconciledCycles.inc({ result: 'adopted' });
   metrics.unsureCycles.dec();
   context.logger.info(
@@ -219,4 +254,18 @@ async function haltStrategy(
     'ALERT: ambiguous reconciliation; automation of this strategy is halted until an operator clears it',
   );
   return 'ambiguous';
+}
+
+/** The order is recorded and the strategy halted (same transaction); this makes it seen. */
+export function reportDiscrepancy(
+  context: EngineContext,
+  cycle: Cycle,
+  orderId: string,
+  discrepancy: readonly FigureDifference[],
+): void {
+  context.metrics.discrepancies.inc();
+  context.logger.error(
+    { alert: 'discrepancy', strategy: cycle.strategy, cycleId: cycle.id, orderId, discrepancy },
+    'ALERT: the service reports our order with figures we did not ask for; recorded, and the strategy is halted until an operator clears it',
+  );
 }

@@ -3,6 +3,8 @@ import type { ServiceOrder } from '../db/index.js';
 import type { EngineContext } from './context.js';
 import type { CycleRecord } from './cycle-record.js';
 import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import { type CycleFingerprint, figureDifferences } from './order-matching.js';
+import { reportDiscrepancy } from './reconcile.js';
 
 /**
  * Records an order the service accepted: the order row and the cycle's move to `placed` in one
@@ -13,19 +15,23 @@ export async function recordPlacedOrder(
   context: EngineContext,
   record: CycleRecord,
   order: Order,
-  quoteId: string,
+  asked: CycleFingerprint,
 ): Promise<void> {
   const { database, logger } = context;
-  const serviceOrder: ServiceOrder = { ...order, quoteId, status: 'pending' };
+  const serviceOrder: ServiceOrder = { ...order, quoteId: asked.quoteId, status: 'pending' };
+  // An answer that is not what we asked for is still our order: recorded, flagged, the strategy halted.
+  const discrepancy = figureDifferences(asked, order);
   try {
     const placed = await withDatabase(context, 'order_record', () =>
       database.orders.recordPlacedWithCycle(record.cycle.id, serviceOrder, {
         from: 'submitting',
         reasonCode: 'ok',
+        discrepancy,
       }),
     );
     if (placed.cycle) {
       record.replace(placed.cycle);
+      if (discrepancy.length > 0) reportDiscrepancy(context, placed.cycle, order.id, discrepancy);
       return;
     }
     // Recovery took us for dead while the answer was on its way and made the cycle unsure: adopt it.

@@ -54,6 +54,34 @@ export async function recoverAbandonedCycles(context: EngineContext, now: Date):
   return { madeUnsure, abandoned };
 }
 
+/**
+ * Takes over what a replica known to be dead left mid-way, without the time margins: its process sends
+ * nothing more, so a `submitting` cycle is unsure now, and a `claimed` or `quoted` one sent nothing.
+ */
+export async function recoverCyclesOf(context: EngineContext, owner: string): Promise<RecoveryResult> {
+  let madeUnsure = 0;
+  let abandoned = 0;
+  for (const state of ['submitting', 'claimed', 'quoted'] as const) {
+    for (const cycle of await listOldest(context, state)) {
+      if (cycle.owner !== owner) continue;
+      const inFlight = state === 'submitting';
+      const moved = await move(context, cycle, inFlight ? 'unsure' : 'failed', {
+        reasonCode: inFlight ? 'outcome_unknown' : 'abandoned',
+        errorCode: inFlight ? 'ABANDONED_IN_FLIGHT' : 'ABANDONED',
+        errorMessage: inFlight
+          ? `replica ${owner} died with the order in flight; the order may have been sent`
+          : `replica ${owner} died in ${state}; no order was sent`,
+      });
+      if (!moved) continue;
+      if (inFlight) {
+        madeUnsure++;
+        context.metrics.unsureCycles.inc();
+      } else abandoned++;
+    }
+  }
+  return { madeUnsure, abandoned };
+}
+
 function listOldest(context: EngineContext, state: CycleState): Promise<Cycle[]> {
   return withDatabase(context, 'cycles_list_by_state', () =>
     context.database.cycles.listByState(state, BATCH),

@@ -1,19 +1,25 @@
 /**
- * Budgets and cooldowns depend on what the strategy's other cycles did. The figures read before quoting
+ * Budgets and cooldowns depend on what the strategy's other cycles did, credit guards on what every cycle of
+ * the account did. The figures read before quoting
  * may be stale by the time of the commit: another replica may be working an adjacent slot (or a missed one)
  * of the same strategy at the same moment, and both would pass a cap that fits one order. So for such a
  * strategy the intent commit waits for the strategy's lock, reads the figures again and runs the same pure
  * decision on them; strategies without these rules keep the single-statement commit.
  */
 import type { IntentGuard, IntentVerdict, JsonValue, QuoteInput } from '../db/index.js';
-import { evaluateQuote, type Strategy } from '../strategy/index.js';
+import { budgetPeriods, evaluateQuote, needsBalance, type Strategy } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
 import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
 
 export function needsSerializedIntent(strategy: Strategy): boolean {
   const { budget, cooldownMs } = strategy;
-  return budget?.perDay !== undefined || budget?.perMonth !== undefined || cooldownMs !== undefined;
+  return (
+    budget?.perDay !== undefined ||
+    budget?.perMonth !== undefined ||
+    cooldownMs !== undefined ||
+    needsBalance(strategy)
+  );
 }
 
 /** Commits the intent or, when a rule fails on the fresh figures, finishes the cycle as skipped. */
@@ -28,8 +34,14 @@ export async function commitIntentSerialized(
   const balanceSnapshotId = inputs.balanceSnapshotId ?? null;
   const guard: IntentGuard = {
     strategy: strategy.name,
-    day: inputs.periods.day,
-    month: inputs.periods.month,
+    periodsAt: (at) => budgetPeriods(strategy.timezone, at),
+    // Credit guards: serialized per account, judged on the balance less what it may not show yet. "Since the
+    // read" is widened by the clock skew allowed between replicas: another replica stamped submitted_at.
+    ...(inputs.balanceAskedAt && needsBalance(strategy)
+      ? {
+          balanceReadAt: new Date(inputs.balanceAskedAt.getTime() - context.settings.reconcile.clockSkewMs),
+        }
+      : {}),
     timeoutMs,
     decide(figures) {
       // Either may have changed while this cycle quoted and waited for the lock.
@@ -42,7 +54,7 @@ export async function commitIntentSerialized(
         // The cooldown counts to the moment the order may leave, not to the quote's arrival.
         now: context.clock(),
         quote: { ...quote },
-        balance: inputs.balance,
+        balance: inputs.balance && { ...inputs.balance, pendingCost: figures.creditPending },
         spent: { day: figures.spentDay, month: figures.spentMonth },
         lastPlacedAt: figures.lastPlacedAt ?? undefined,
         tolerances: context.tolerances,

@@ -14,33 +14,26 @@ export interface ReadinessReport {
 }
 
 export interface HttpServerOptions {
-  host?: string;
-  port: number;
   metrics: Metrics;
-  readiness: () => Promise<ReadinessReport>;
+  /** The state the worker's periodic checks left; answering never calls the service or the database. */
+  readiness: () => ReadinessReport;
   logger: Logger;
   /** Largest request body accepted by any route (the webhook receiver narrows it further). */
   bodyLimitBytes?: number;
 }
 
 /**
- * The worker's one HTTP listener: `/metrics`, `/healthz`, `/readyz`, and whatever routes are registered before
- * `listen` (the webhook receiver). Fastify's own request logging is off: request URLs can carry the webhook
- * secret, and the receiver logs what matters itself.
+ * The operations listener: `/metrics`, `/healthz`, `/readyz`, and whatever routes are registered before
+ * `listen` (the web console; the webhook receiver only on the deprecated single listener). Fastify's own
+ * request logging is off: request URLs can carry the webhook secret, and the receiver logs what matters itself.
  */
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: options.bodyLimitBytes ?? 1024 * 1024 });
+  const app = createReceiverServer(options.bodyLimitBytes);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
-    let report: ReadinessReport;
-    try {
-      report = await options.readiness();
-    } catch (error) {
-      options.logger.warn({ err: error }, 'readiness check failed');
-      report = { ready: false, paused: false, checks: { readiness: { ok: false, detail: 'check failed' } } };
-    }
+    const report = options.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);
   });
 
@@ -50,6 +43,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   return app;
+}
+
+/** A bare listener for the webhook receiver's route alone; any other path is a 404. */
+export function createReceiverServer(bodyLimitBytes = 1024 * 1024): FastifyInstance {
+  return Fastify({ logger: false, bodyLimit: bodyLimitBytes });
 }
 
 /** Starts listening and returns the bound port (the configured one, or the ephemeral one for port 0). */

@@ -8,8 +8,13 @@ import type { Decimal } from '../money.js';
  */
 export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry });
+    // prom-client names three gauges `*_total`, a suffix Prometheus keeps for counters (promtool check
+    // metrics complains); the same counts stay available as nodejs_active_resources{type}.
+    for (const name of MISNAMED_DEFAULT_GAUGES) registry.removeSingleMetric(name);
+  }
 
   const apiBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10];
   const metrics = {
@@ -64,6 +69,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['strategy', 'where'] as const,
       registers,
     }),
+    apiRateLimited: new Counter({
+      name: 'treasury_api_rate_limited_total',
+      help: 'Pauses the service asked for with a 429 (Retry-After), by the operation that met it: every request of the replica waits them out',
+      labelNames: ['operation'] as const,
+      registers,
+    }),
     unsureCycles: new Gauge({
       name: 'treasury_unsure_cycles',
       help: 'Cycles whose order request has an unknown outcome and awaits reconciliation',
@@ -78,6 +89,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     externalOrders: new Counter({
       name: 'treasury_external_orders_total',
       help: 'Orders found at the service that no cycle owns, recorded as external',
+      registers,
+    }),
+    discrepancies: new Counter({
+      name: 'treasury_order_discrepancies_total',
+      help: 'Orders of ours that the service reports with figures (symbol, side, amount, price) other than asked and quoted; each halts its strategy',
       registers,
     }),
     orderListsTruncated: new Counter({
@@ -162,6 +178,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
 }
 
 const RECONCILE_RESULTS = ['adopted', 'not_placed', 'ambiguous'] as const;
+
+const MISNAMED_DEFAULT_GAUGES = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
 
 export type Metrics = ReturnType<typeof createMetrics>;
 

@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { Decimal } from '../money.js';
 import type { Rng } from './rng.js';
 import {
   type FaultConfig,
   MALFORMED_KINDS,
   type MalformedKind,
   ROUTE_NAMES,
+  type RouteFaults,
   type RouteName,
 } from './types.js';
 
@@ -19,6 +21,11 @@ const routeFaultsSchema = z.strictObject({
   malformedRate: rate.optional(),
   malformed: z.enum(MALFORMED_KINDS).optional(),
   acceptThenDropRate: rate.optional(),
+  driftFigure: z.enum(['price', 'amount']).optional(),
+  omitQuoteId: z.boolean().optional(),
+  rateLimit: z.number().int().min(0).max(1_000_000).optional(),
+  retryAfter: z.enum(['seconds', 'date']).optional(),
+  retryAfterSeconds: z.number().int().min(0).max(3_600).optional(),
 });
 export const faultConfigSchema = z.strictObject(
   Object.fromEntries(['*', ...ROUTE_NAMES].map((name) => [name, routeFaultsSchema.optional()])),
@@ -32,6 +39,10 @@ export interface FaultPlan {
   delayMs: number;
   malformed: MalformedKind | null;
   acceptThenDrop: boolean;
+  driftFigure: 'price' | 'amount' | null;
+  omitQuoteId: boolean;
+  /** Set when the route's rate is exceeded: the Retry-After header to answer 429 with. */
+  rateLimitedRetryAfter: string | null;
 }
 
 const NO_FAULTS: FaultPlan = {
@@ -40,6 +51,9 @@ const NO_FAULTS: FaultPlan = {
   delayMs: 0,
   malformed: null,
   acceptThenDrop: false,
+  driftFigure: null,
+  omitQuoteId: false,
+  rateLimitedRetryAfter: null,
 };
 const DEFAULT_SLOW_MS = 6_000;
 
@@ -50,10 +64,13 @@ const DEFAULT_SLOW_MS = 6_000;
  */
 export class FaultInjector {
   private config: FaultConfig = {};
+  /** Requests seen in the current second, per rate-limited scope ('*' or a route). */
+  private readonly windows = new Map<string, { second: number; count: number }>();
 
   constructor(
     private readonly rng: Rng,
     initial: FaultConfig = {},
+    private readonly now: () => number = Date.now,
   ) {
     this.replace(initial);
   }
@@ -79,7 +96,25 @@ export class FaultInjector {
       delayMs: (faults.latencyMs ?? 0) + (slow ? (faults.slowMs ?? DEFAULT_SLOW_MS) : 0),
       malformed: this.hits(faults.malformedRate) ? (faults.malformed ?? 'syntax') : null,
       acceptThenDrop: route === 'createOrder' && this.hits(faults.acceptThenDropRate),
+      driftFigure: faults.driftFigure ?? null,
+      omitQuoteId: faults.omitQuoteId ?? false,
+      rateLimitedRetryAfter: this.overRate(own?.rateLimit !== undefined ? route : '*', faults),
     };
+  }
+
+  /** Counts the request in its second; past the limit, the Retry-After to answer with. */
+  private overRate(scope: string, faults: RouteFaults): string | null {
+    if (faults.rateLimit === undefined) return null;
+    const second = Math.floor(this.now() / 1000);
+    const window = this.windows.get(scope);
+    const current = window && window.second === second ? window : { second, count: 0 };
+    current.count++;
+    this.windows.set(scope, current);
+    if (current.count <= faults.rateLimit) return null;
+    const seconds = faults.retryAfterSeconds ?? 1;
+    return faults.retryAfter === 'date'
+      ? new Date((second + 1 + seconds) * 1000).toUTCString()
+      : String(seconds);
   }
 
   private hits(probability: number | undefined): boolean {
@@ -115,4 +150,28 @@ export class Delays {
     }
     this.pending.clear();
   }
+}
+
+/**
+ * The order records of an answer (a list page's `data`, or one order) as a service with other figures or
+ * without quoteIds would send them. The answer is rebuilt, never the ledger: the order itself is unchanged.
+ */
+export function reshapeOrders(body: unknown, plan: FaultPlan): unknown {
+  if (plan.driftFigure === null && !plan.omitQuoteId) return body;
+  if (typeof body !== 'object' || body === null) return body;
+  const record = body as Record<string, unknown>;
+  if (Array.isArray(record.data))
+    return { ...record, data: record.data.map((item) => reshapeOrders(item, plan)) };
+  if (typeof record.id !== 'string' || !('price' in record)) return body;
+  const { quoteId, ...rest } = record;
+  const reshaped: Record<string, unknown> = plan.omitQuoteId ? rest : { ...rest, quoteId };
+  if (plan.driftFigure === 'price') reshaped.price = lastDigitUp(String(record.price));
+  if (plan.driftFigure === 'amount') reshaped.amount = Number(lastDigitUp(String(record.amount)));
+  return reshaped;
+}
+
+/** "5.4321" → "5.4322", "100" → "101": the same number of digits, one unit more in the last. */
+function lastDigitUp(text: string): string {
+  const decimals = text.includes('.') ? text.length - text.indexOf('.') - 1 : 0;
+  return new Decimal(text).plus(new Decimal(1).dividedBy(10 ** decimals)).toFixed(decimals);
 }

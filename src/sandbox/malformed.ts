@@ -31,6 +31,22 @@ export function malformBody(kind: MalformedKind, format: WireFormat, body: unkno
         format,
         mapPrices(body, (price) => `-${String(price).replace(/^-/, '')}`),
       ).payload;
+    case 'other-symbol':
+      return encodeBody(format, isRecord(body) ? { ...body, symbol: 'BTCBRL' } : body).payload;
+    case 'short-quote-id':
+      return encodeBody(format, isRecord(body) ? { ...body, quoteId: 'Q1' } : body).payload;
+    case 'negative-expires':
+      return encodeBody(format, isRecord(body) ? { ...body, expiresIn: -5 } : body).payload;
+    case 'huge-expires':
+      return encodeBody(format, isRecord(body) ? { ...body, expiresIn: 9_007_199_254_740_991 } : body)
+        .payload;
+    case 'no-expires': {
+      if (!isRecord(body)) return encodeBody(format, body).payload;
+      const { expiresIn: _dropped, ...rest } = body;
+      return encodeBody(format, rest).payload;
+    }
+    case 'other-order-id':
+      return encodeBody(format, isRecord(body) ? { ...body, orderId: 'ORD-SOMEONE-ELSE' } : body).payload;
   }
 }
 

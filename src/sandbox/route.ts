@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { encodeBody, negotiateFormat } from './codec.js';
 import { errorBody, SandboxHttpError } from './errors.js';
-import type { Delays, FaultInjector } from './faults.js';
+import { type Delays, type FaultInjector, reshapeOrders } from './faults.js';
 import { malformBody } from './malformed.js';
 import type { Simulator } from './simulator.js';
 import type { RouteName } from './types.js';
@@ -23,6 +23,11 @@ type FastifyHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<
 export function serveWithFaults(deps: RouteDeps, name: RouteName, handler: RouteHandler): FastifyHandler {
   return async (request, reply) => {
     const plan = deps.faults.plan(name);
+    if (plan.rateLimitedRetryAfter !== null) {
+      // Turned away before any work, as a rate-limited service does: nothing is created.
+      reply.header('retry-after', plan.rateLimitedRetryAfter);
+      return send(request, reply, 429, errorBody(429, 'injected fault: too many requests'));
+    }
     if (plan.reset) {
       await deps.delays.wait(plan.delayMs);
       return dropConnection(request, reply);
@@ -43,7 +48,7 @@ export function serveWithFaults(deps: RouteDeps, name: RouteName, handler: Route
         .send(malformBody(plan.malformed, format, body));
       return;
     }
-    send(request, reply, status, body);
+    send(request, reply, status, status < 400 ? reshapeOrders(body, plan) : body);
   };
 }
 

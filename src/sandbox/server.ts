@@ -49,7 +49,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     stepMs: options.stepMs ?? 1000,
     now,
   });
-  const faults = new FaultInjector(createRng(deriveSeed(seed, FAULT_STREAM)), options.faults ?? {});
+  const faults = new FaultInjector(createRng(deriveSeed(seed, FAULT_STREAM)), options.faults ?? {}, now);
   const delays = new Delays();
   const app = buildApp(options, {
     tokens,

@@ -29,7 +29,20 @@ export const ROUTE_NAMES = [
 ] as const;
 export type RouteName = (typeof ROUTE_NAMES)[number];
 
-export const MALFORMED_KINDS = ['syntax', 'truncate', 'types', 'nan-price', 'negative-price'] as const;
+export const MALFORMED_KINDS = [
+  'syntax',
+  'truncate',
+  'types',
+  'nan-price',
+  'negative-price',
+  // Answers that read fine but are not what was asked, or carry fields out of their range.
+  'other-symbol',
+  'short-quote-id',
+  'negative-expires',
+  'huge-expires',
+  'no-expires',
+  'other-order-id',
+] as const;
 export type MalformedKind = (typeof MALFORMED_KINDS)[number];
 
 export interface RouteFaults {
@@ -45,6 +58,20 @@ export interface RouteFaults {
   /** 0..1 of responses replaced by a malformed body of the given kind (default 'syntax'). */
   malformedRate?: number;
   malformed?: MalformedKind;
+  /**
+   * Orders answered (list items and details) with this figure off by one in its last digit, as a service
+   * that rounds amounts or carries more price digits than the quote would.
+   */
+  driftFigure?: 'price' | 'amount';
+  /** Orders answered without their quoteId, as a service whose list does not carry it. */
+  omitQuoteId?: boolean;
+  /**
+   * Requests per second (per route, or for all routes under '*') above which the service answers 429 with a
+   * Retry-After of `retryAfterSeconds` (default 1), as delay-seconds or, with `retryAfter: 'date'`, an HTTP date.
+   */
+  rateLimit?: number;
+  retryAfter?: 'seconds' | 'date';
+  retryAfterSeconds?: number;
   /** createOrder only: create the order, then destroy the socket. */
   acceptThenDropRate?: number;
 }

@@ -5,8 +5,10 @@ import { formatProblem, type StrategyProblem, sortProblems } from './problems.js
 import type { Strategy } from './types.js';
 
 /**
- * Loads strategy files: a folder (every *.yaml and *.yml in it, sorted by name, not recursive) or one
- * file. The result is all or nothing: either every strategy of every file is valid and returned, or
+ * Loads strategy files: a folder (every *.yaml and *.yml in it, sorted by name, not recursive, following
+ * symbolic links, skipping names that start with a dot) or one file. A Kubernetes ConfigMap mount is such a
+ * folder: each file is a link into `..data/`, a link swapped atomically on update, and the dot entries are
+ * its internals. The result is all or nothing: either every strategy of every file is valid and returned, or
  * nothing is and every problem found in every file and document is returned, so an operator fixes a
  * folder in one round and a worker never runs a half-applied set.
  */
@@ -33,14 +35,12 @@ export async function loadStrategies(path: string): Promise<LoadResult> {
   const located: LocatedStrategy[] = [];
   const problems: StrategyProblem[] = [];
   for (const file of files) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      problems.push(fileProblem(file, `cannot read the file (${(error as NodeJS.ErrnoException).code})`));
+    const read = await readStrategyFile(file);
+    if ('problem' in read) {
+      problems.push(read.problem);
       continue;
     }
-    const parsed = parseStrategyText(text, file);
+    const parsed = parseStrategyText(read.text, file);
     located.push(...parsed.strategies);
     problems.push(...parsed.problems);
   }
@@ -56,6 +56,68 @@ export async function loadStrategiesOrThrow(path: string): Promise<Strategy[]> {
   return result.strategies;
 }
 
+/** Larger files are refused unread: a strategy file of 8 MB already holds some 50,000 strategies. */
+const MAX_FILE_BYTES = 8 * 1024 * 1024;
+
+/** The file as UTF-8 text, or the reason it is not a strategy file (binary, another encoding, too large). */
+async function readStrategyFile(file: string): Promise<{ text: string } | { problem: StrategyProblem }> {
+  let bytes: Buffer;
+  try {
+    const info = await stat(file);
+    if (info.isDirectory()) return { problem: fileProblem(file, 'is a folder, not a strategy file') };
+    if (!info.isFile()) return { problem: fileProblem(file, 'is not a regular file') };
+    if (info.size > MAX_FILE_BYTES) {
+      const mb = (info.size / (1024 * 1024)).toFixed(1);
+      return {
+        problem: fileProblem(file, `the file is ${mb} MB; a strategy file may be at most 8 MB (split it)`),
+      };
+    }
+    bytes = await readFile(file);
+  } catch (error) {
+    return { problem: fileProblem(file, `cannot read the file (${(error as NodeJS.ErrnoException).code})`) };
+  }
+  const nul = bytes.indexOf(0);
+  if (nul >= 0) {
+    return {
+      problem: {
+        ...fileProblem(file, 'binary content, not YAML text (a NUL byte)'),
+        line: lineAt(bytes, nul),
+      },
+    };
+  }
+  try {
+    // A byte-order mark is dropped by the decoder; positions then count from the first character.
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    const line = firstLineNotUtf8(bytes);
+    return { problem: { ...fileProblem(file, 'not UTF-8 text (save the file as UTF-8)'), line } };
+  }
+}
+
+function lineAt(bytes: Buffer, offset: number): number {
+  let line = 1;
+  for (let index = bytes.indexOf(10); index !== -1 && index < offset; index = bytes.indexOf(10, index + 1))
+    line++;
+  return line;
+}
+
+function firstLineNotUtf8(bytes: Buffer): number {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let start = 0;
+  for (let line = 1; start <= bytes.length; line++) {
+    const end = bytes.indexOf(10, start);
+    const slice = bytes.subarray(start, end === -1 ? bytes.length : end);
+    try {
+      decoder.decode(slice);
+    } catch {
+      return line;
+    }
+    if (end === -1) break;
+    start = end + 1;
+  }
+  return 1;
+}
+
 async function listStrategyFiles(path: string): Promise<{ files: string[] } | { problem: StrategyProblem }> {
   let isFolder: boolean;
   try {
@@ -66,8 +128,10 @@ async function listStrategyFiles(path: string): Promise<{ files: string[] } | { 
     return { problem: fileProblem(path, reason) };
   }
   if (!isFolder) return { files: [path] };
+  // Links are followed (a ConfigMap's files are links into ..data/); what an entry is (or leads to) is
+  // checked when it is read, so a folder or a pipe named *.yaml is a problem, not skipped in silence.
   const names = (await readdir(path, { withFileTypes: true }))
-    .filter((entry) => entry.isFile() && /\.ya?ml$/i.test(entry.name))
+    .filter((entry) => !entry.name.startsWith('.') && /\.ya?ml$/i.test(entry.name))
     .map((entry) => entry.name)
     .sort();
   if (names.length === 0) return { problem: fileProblem(path, 'the folder holds no *.yaml or *.yml file') };

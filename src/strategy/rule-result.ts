@@ -18,6 +18,7 @@ export const REASON_CODES = [
   'quote_values_invalid',
   'quote_cost_mismatch',
   'quote_cost_above_allowance',
+  'quote_cost_below_amount',
   'price_above_max',
   'price_not_below_threshold',
 ] as const;
@@ -35,6 +36,7 @@ export type RuleName =
   | 'quote_values'
   | 'quote_cost_consistent'
   | 'quote_cost_allowance'
+  | 'quote_cost_matches_amount'
   | 'max_price'
   | 'buy_below';
 

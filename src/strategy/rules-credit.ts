@@ -27,10 +27,16 @@ export function checkCreditGuards(
   // Fail closed: a guard that cannot be checked must not let an order through.
   if (balance === undefined) return [ruleResult('balance', false, 'balance_unavailable', {})];
   const { minCreditAvailable, maxCreditUsedPct, requireCanWithdraw } = strategy.guards!;
-  const { credit } = balance;
+  const { credit, pendingCost } = balance;
+  // Orders of ours the balance may not show yet count as spent: two cycles judged on one balance read
+  // must not both pass a floor that fits only one of them.
+  const pending: Record<string, string> =
+    pendingCost === undefined ? {} : { pending: decimalDetail(pendingCost) };
+  const available = pendingCost === undefined ? credit.available : credit.available.minus(pendingCost);
+  const used = pendingCost === undefined ? credit.used : credit.used.plus(pendingCost);
   const results: RuleResult[] = [];
   if (minCreditAvailable !== undefined) {
-    const after = credit.available.minus(cost);
+    const after = available.minus(cost);
     results.push(
       ruleResult(
         'credit_available',
@@ -38,6 +44,7 @@ export function checkCreditGuards(
         'credit_available_below_min',
         {
           available: decimalDetail(credit.available),
+          ...pending,
           cost: decimalDetail(cost),
           after: decimalDetail(after),
           min: decimalDetail(minCreditAvailable),
@@ -46,7 +53,7 @@ export function checkCreditGuards(
     );
   }
   if (maxCreditUsedPct !== undefined) {
-    results.push(checkUsedShare(credit, cost, maxCreditUsedPct));
+    results.push(checkUsedShare({ ...credit, used }, cost, maxCreditUsedPct));
   }
   if (requireCanWithdraw) {
     results.push(

@@ -59,6 +59,21 @@ export function checkQuoteSanity(
       limit: decimalDetail(costLimit),
     }),
   );
+  // The service quoting far less than asked is not a bargain but another request than ours.
+  const costFloor = quote.amount.times(new Decimal(100).minus(tolerances.feeAllowancePct)).dividedBy(100);
+  results.push(
+    ruleResult(
+      'quote_cost_matches_amount',
+      totalCost.greaterThanOrEqualTo(costFloor),
+      'quote_cost_below_amount',
+      {
+        totalCost: decimalDetail(totalCost),
+        amount: decimalDetail(quote.amount),
+        feeAllowancePct: decimalDetail(tolerances.feeAllowancePct),
+        floor: decimalDetail(costFloor),
+      },
+    ),
+  );
   return { results, trusted: true };
 }
 

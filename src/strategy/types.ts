@@ -64,6 +64,11 @@ export interface ThresholdStrategy extends StrategyCommon {
 export interface BalanceView {
   credit: { total: Decimal; used: Decimal; available: Decimal };
   canWithdraw: boolean;
+  /**
+   * The cost of our orders that may exist but may not be in this balance yet (in flight, unsure, or placed
+   * since it was read): the guards count it as already used. Absent before quoting.
+   */
+  pendingCost?: Decimal;
 }
 
 /** What the rules need from a quote; `amount` is the amount the quote was requested for. */

@@ -37,7 +37,11 @@ export function* readYamlDocuments(text: string, file: string): Generator<YamlRe
   const parser = new Parser(lineCounter.addNewLine);
   const composer = new Composer({ uniqueKeys: true });
   for (const document of composer.compose(parser.parse(text))) {
-    const problems: StrategyProblem[] = document.errors.map((error) => {
+    // Nesting deep enough to exhaust the stack fails at several depths: one report of it is enough.
+    const errors = document.errors.filter(
+      (error, index, all) => !isTooDeep(error) || all.findIndex(isTooDeep) === index,
+    );
+    const problems: StrategyProblem[] = errors.map((error) => {
       const key = error.code === 'DUPLICATE_KEY' ? keyAt(text, error.pos[0]) : '';
       const at = lineCounter.linePos(error.pos[0]);
       return {
@@ -50,7 +54,7 @@ export function* readYamlDocuments(text: string, file: string): Generator<YamlRe
     });
     const root = document.contents;
     // A document with syntax errors is not validated further: its tree may not be what the author meant.
-    if (document.errors.length > 0 || root === null || (isScalar(root) && root.value === null)) {
+    if (errors.length > 0 || root === null || (isScalar(root) && root.value === null)) {
       yield { problems };
       continue;
     }
@@ -72,15 +76,40 @@ export function* readYamlDocuments(text: string, file: string): Generator<YamlRe
       }
       return position;
     };
-    yield { document: { value: document.toJS({ maxAliasCount: 100 }), start, locate }, problems };
+    let value: unknown;
+    try {
+      value = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (error) {
+      // yaml throws (a ReferenceError) when aliases would expand past the limit: an alias bomb, or a file
+      // that leans on aliases far more than a strategy needs.
+      yield { problems: [{ file, ...start, key: '', message: `YAML aliases: ${aliasProblem(error)}` }] };
+      continue;
+    }
+    yield { document: { value, start, locate }, problems };
   }
+}
+
+/** How many nodes one alias may stand for; a strategy repeats a few keys at most. */
+const MAX_ALIAS_COUNT = 100;
+
+function aliasProblem(error: unknown): string {
+  if (error instanceof ReferenceError && /alias/i.test(error.message)) {
+    return `the aliases expand to too many nodes (more than ${MAX_ALIAS_COUNT} per alias), as an alias bomb does`;
+  }
+  return (error as Error).message;
 }
 
 /** yaml's message without its position suffix and code frame, which our own prefix replaces. */
 function describeYamlError(error: YAMLError, text: string): string {
   if (error.code === 'DUPLICATE_KEY')
     return `the key "${keyAt(text, error.pos[0])}" appears twice in one mapping`;
+  if (isTooDeep(error)) return 'nested too deeply to be a strategy';
   return error.message.replace(/ at line \d+, column \d+:[\s\S]*$/, '');
+}
+
+/** yaml reports its own stack overflow on absurdly nested input as an error like any other. */
+function isTooDeep(error: YAMLError): boolean {
+  return /Maximum call stack/.test(error.message);
 }
 
 function keyAt(text: string, offset: number): string {

@@ -11,6 +11,12 @@ const CASES = [
   { malformed: 'types', field: 'symbol', says: /expected string/ },
   { malformed: 'nan-price', field: 'price', says: /decimal text.*"NaN"/ },
   { malformed: 'negative-price', field: 'price', says: /greater than zero/ },
+  // Answers that read fine but are not what was asked, or carry a field out of its range (first release:
+  // accepted, and a huge expiresIn then failed every cycle with database_error).
+  { malformed: 'other-symbol', field: 'symbol', says: /quote is for "BTCBRL", not the requested "USDTBRL"/ },
+  { malformed: 'short-quote-id', field: 'quoteId', says: /8 to 9 letters or digits/ },
+  { malformed: 'negative-expires', field: 'expiresIn', says: /must not be negative/ },
+  { malformed: 'huge-expires', field: 'expiresIn', says: /must be at most 3600000/ },
 ] as const;
 
 describe.each(FORMATS)('malformed bodies are refused with the operation and field named (%s)', (format) => {
@@ -32,6 +38,25 @@ describe.each(FORMATS)('malformed bodies are refused with the operation and fiel
       expect(harness.events).toHaveLength(1);
     },
   );
+
+  it('a quote without expiresIn is accepted: the worker keeps its own deadline', async () => {
+    harness = await startHarness(format, {
+      faults: { quote: { malformedRate: 1, malformed: 'no-expires' } },
+    });
+    const quote = await harness.client.getQuote({ symbol: 'USDTBRL', amount: AMOUNT });
+    expect(quote.expiresIn).toBeUndefined();
+    expect(quote.quoteId).toMatch(/^[A-Za-z0-9]{8,9}$/);
+  });
+
+  it('a tracking record for another order is refused, naming both orders', async () => {
+    harness = await startHarness(format);
+    const quote = await harness.client.getQuote({ symbol: 'USDTBRL', amount: AMOUNT });
+    const order = await harness.client.createOrder({ quoteId: quote.quoteId });
+    harness.sandbox.setFaults({ tracking: { malformedRate: 1, malformed: 'other-order-id' } });
+    const error = await rejectionOf(harness.client.getTracking(order.id));
+    expect(error).toMatchObject({ code: 'API_BAD_RESPONSE', operation: 'getTracking', field: 'orderId' });
+    expect(error.message).toContain(`not the requested "${order.id}"`);
+  });
 
   it('a negative price inside the order list names the list item', async () => {
     harness = await startHarness(format);

@@ -104,7 +104,7 @@ describe('retry policy', () => {
     const retried = Object.entries(RETRIED_ERROR_CODES)
       .filter(([, retry]) => retry)
       .map(([code]) => code);
-    expect(retried.sort()).toEqual(['API_SERVER_ERROR', 'API_UNAVAILABLE']);
+    expect(retried.sort()).toEqual(['API_RATE_LIMITED', 'API_SERVER_ERROR', 'API_UNAVAILABLE']);
     expect(shouldRetry('API_UNAVAILABLE', 2, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 })).toBe(true);
     expect(shouldRetry('API_UNAVAILABLE', 3, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 })).toBe(false);
   });

@@ -3,6 +3,8 @@
  * sandbox answers whatever the client asks for, so tests against it alone cannot tell a client that
  * ignores TREASURY_API_FORMAT from one that honours it.
  */
+
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { pack, unpack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +12,11 @@ import { createPurchaseClient, type PurchaseClient, type WireFormat } from '../.
 import { toDecimalText } from '../../src/money.js';
 import { FORMATS, rejectionOf } from './support/harness.js';
 import { type RawServer, startRawServer } from './support/raw-server.js';
+
+/** Read here, not from the code under test: the User-Agent must carry the package's version. */
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 const MEDIA_TYPE: Record<WireFormat, string> = { json: 'application/json', msgpack: 'application/msgpack' };
 
@@ -56,6 +63,9 @@ describe.each(FORMATS)('the %s wire format', (format) => {
 
     const [create, configure, read] = raw.requests;
     for (const request of [create, configure, read]) expect(request?.accept).toBe(MEDIA_TYPE[format]);
+    // The client names itself on every request, with the package's version.
+    for (const request of [create, configure, read])
+      expect(request?.userAgent).toBe(`treasury-bot/${version}`);
     expect(create?.contentType).toBe(MEDIA_TYPE[format]);
     expect(decode(format, create!.body)).toEqual({ quoteId: 'AbCd1234', fxRate: '5.4321' });
     expect(configure?.contentType).toBe(MEDIA_TYPE[format]);

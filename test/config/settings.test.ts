@@ -35,7 +35,8 @@ describe('loadSettings', () => {
     expect(settings.configFile).toBeUndefined();
     expect(settings.api).toMatchObject({ format: 'json', connections: 8, timeouts: { headersMs: 5_000 } });
     expect(settings.api.url).toBeUndefined();
-    expect(settings.http.port).toBe(9464);
+    expect(settings.http.port).toBeUndefined();
+    expect(settings.ops.addr).toBeUndefined();
     expect(settings.dryRun).toBe(false);
     expect(settings.database.dataDir).toBe(join(cwd, 'data'));
     expect(settings.strategies.path).toBe(join(cwd, 'strategies'));

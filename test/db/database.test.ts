@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
 import { openDatabase, openMigratedDatabase } from '../../src/db/index.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
+import { MIGRATION_TAGS } from './support/migrations.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -77,7 +78,10 @@ describe('PostgreSQL specifics', () => {
       vi.unstubAllEnvs();
     }
     expect(written.map((line) => JSON.parse(line))).toEqual([
-      { backend: 'postgres', applied: ['0000_initial', '0001_strategy_submitted_index'] },
+      {
+        backend: 'postgres',
+        applied: [...MIGRATION_TAGS],
+      },
       { backend: 'postgres', applied: [] },
     ]);
     expect(process.exitCode ?? 0).toBe(0);
@@ -90,7 +94,7 @@ describe('embedded PGlite on disk', () => {
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
 
     const first = await openMigratedDatabase({ dataDir });
-    expect(first.migration.applied).toEqual(['0000_initial', '0001_strategy_submitted_index']);
+    expect(first.migration.applied).toEqual([...MIGRATION_TAGS]);
     await first.database.control.pause('maintenance', 'test');
     await first.database.close();
 

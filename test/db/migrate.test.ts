@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Database, findMigrationsFolder, migrate, openDatabase } from '../../src/db/index.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
+import { MIGRATION_TAGS } from './support/migrations.js';
 
 const TABLES = [
   'balance_snapshots',
@@ -11,6 +12,7 @@ const TABLES = [
   'cycles',
   'orders',
   'quotes',
+  'replicas',
   'settlement_events',
   'strategies',
   'webhook_events',
@@ -32,7 +34,7 @@ async function appliedCount(database: Database): Promise<number> {
   return Number(row?.n);
 }
 
-const MIGRATIONS = ['0000_initial', '0001_strategy_submitted_index'];
+const MIGRATIONS = MIGRATION_TAGS;
 
 describe.each(testBackends())('migrations on %s', (backend) => {
   const opened: TestDatabase[] = [];

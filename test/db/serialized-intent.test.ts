@@ -41,7 +41,8 @@ describe.each(testBackends())('serialized intent commit on %s', (backend) => {
   let count = 0;
 
   beforeAll(async () => {
-    test = await createTestDatabase(backend);
+    // Intents are charged to the day they are written in: the database's clock is inside DAY.
+    test = await createTestDatabase(backend, { clock: () => new Date('2031-06-01T12:00:00Z') });
     db = test.database;
   });
   afterAll(() => test.drop());
@@ -57,8 +58,7 @@ describe.each(testBackends())('serialized intent commit on %s', (backend) => {
   function guardWithCap(strategy: string, cap: string, seen: SpendFigures[], timeoutMs = 2_000): IntentGuard {
     return {
       strategy,
-      day: DAY,
-      month: MONTH,
+      periodsAt: () => ({ day: DAY, month: MONTH }),
       timeoutMs,
       decide(figures) {
         seen.push(figures);

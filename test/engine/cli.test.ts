@@ -121,8 +121,8 @@ describe('worker commands', () => {
   });
 
   it('run: /readyz with the paused label, SIGHUP reloads the strategies, SIGTERM stops with exit 0', async () => {
-    const worker = startCommand(['run'], { ...env, TREASURY_HTTP_PORT: '0' });
-    const listening = JSON.parse(await worker.waitForLine('http server listening')) as { port: number };
+    const worker = startCommand(['run'], { ...env, TREASURY_OPS_ADDR: '127.0.0.1:0' });
+    const listening = JSON.parse(await worker.waitForLine('ops listener listening')) as { port: number };
     await worker.waitForLine('worker started');
     const ready = await request(`http://127.0.0.1:${listening.port}/readyz`);
     const body = (await ready.body.json()) as { ready: boolean; paused: boolean; checks: object };

@@ -69,14 +69,15 @@ describe.skipIf(!onPostgres)('database outage during a cycle', () => {
       clock: () => new Date(),
       metrics: bench.metrics,
       settings: { databaseTimeoutMs: 2_000 },
-      migrated: () => true,
     });
-    const down = await readiness();
+    await readiness.refresh();
+    const down = readiness.report();
     expect(down.ready).toBe(false);
     expect(down.checks.database).toMatchObject({ ok: false, detail: 'DB_UNAVAILABLE' });
 
     proxy.restore();
-    expect((await readiness()).checks.database!.ok).toBe(true);
+    await readiness.refresh();
+    expect(readiness.report().checks.database!.ok).toBe(true);
     // The cycle the outage interrupted sent nothing: it ends failed, either by its own late write (the
     // statement the engine gave up on may still land once the database is back) or by recovery.
     const later = new Date(Date.now() + bench.context.settings.recovery.abandonAfterMs + 1_000);

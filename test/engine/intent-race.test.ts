@@ -23,13 +23,18 @@ describe('budgets and cooldowns under concurrent cycles of one strategy', () => 
   let bench: EngineBench;
   let second: Database;
   let replicaB: EngineContext;
+  // Budgets count the day an intent is written in: each round runs on a day of its own.
+  let now = new Date(Date.UTC(2031, 2, 1, 10, 0, 0));
 
   beforeAll(async () => {
     bench = await startEngineBench({
+      clock: () => now,
       replicaId: 'replica-a',
       sandbox: { faults: { quote: { latencyMs: 20 } } },
     });
-    second = bench.test.url ? await openDatabase({ url: bench.test.url, maxConnections: 5 }) : bench.database;
+    second = bench.test.url
+      ? await openDatabase({ url: bench.test.url, maxConnections: 5, clock: () => now })
+      : bench.database;
     replicaB = {
       ...bench.context,
       database: second,
@@ -51,6 +56,7 @@ describe('budgets and cooldowns under concurrent cycles of one strategy', () => 
   async function raceRound(subject: Strategy, round: number): Promise<CycleReport[]> {
     await recordStrategiesSeen(bench.context, [subject]);
     const day = Date.UTC(2031, 2, 1 + round, 10, 0, 0);
+    now = new Date(day + 2_000);
     return Promise.all([
       runCycle(bench.context, { strategy: subject, slot: new Date(day), trigger: 'schedule' }),
       runCycle(replicaB, { strategy: subject, slot: new Date(day + 1_000), trigger: 'missed' }),
@@ -63,6 +69,7 @@ describe('budgets and cooldowns under concurrent cycles of one strategy', () => 
   }
 
   it(`a daily budget that fits one order places exactly one per day (${ROUNDS} rounds)`, async () => {
+    let decidedUnderLock = 0;
     for (let round = 0; round < ROUNDS; round++) {
       // One strategy over every round: each round is a fresh day, and the month cap is out of reach.
       const capped = strategy({ name: 'race-budget', budget: { perDay: d('150.00') } });
@@ -71,8 +78,9 @@ describe('budgets and cooldowns under concurrent cycles of one strategy', () => 
       expect(outcomes, `round ${round}`).toEqual(['placed:ok', 'skipped:budget_day_exceeded']);
       expect(ordersAtService(reports), `round ${round}`).toBe(1);
       const skipped = reports.find((report) => report.outcome === 'skipped')!;
-      // Skipped on the quote (kept for the audit trail), with the fresh figures in the trace.
-      expect(skipped.quoteId).not.toBeNull();
+      // Usually skipped on the quote by the re-check under the lock (the quote kept for the audit trail); on a
+      // loaded machine the second cycle may start after the first committed and skip before quoting.
+      if (skipped.quoteId !== null) decidedUnderLock++;
       const cycle = await bench.database.cycles.getBySlot('race-budget', new Date(skipped.slot));
       expect(cycle).toMatchObject({ state: 'skipped', reasonCode: 'budget_day_exceeded' });
       const budgetRule = (cycle!.trace as { rule: string; detail: Record<string, string> }[]).find(
@@ -80,6 +88,8 @@ describe('budgets and cooldowns under concurrent cycles of one strategy', () => 
       );
       expect(budgetRule?.detail.spent).not.toBe('0');
     }
+    // The rounds did race: the lock's re-check, not the read before quoting, decided some of them.
+    expect(decidedUnderLock).toBeGreaterThan(0);
   });
 
   it(`a cooldown lets one of two concurrent slots through (${ROUNDS} rounds)`, async () => {

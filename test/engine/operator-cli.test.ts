@@ -136,7 +136,7 @@ describe('resolve and unhalt', () => {
 
   // Last: a running worker reconciles, and the unsure cycles above are settled by then.
   it('a starting worker warns about a strategy still halted', async () => {
-    const worker = startCommand(['run'], { ...env, TREASURY_HTTP_PORT: '0' });
+    const worker = startCommand(['run'], { ...env, TREASURY_OPS_ADDR: '127.0.0.1:0' });
     const line = JSON.parse(await worker.waitForLine('strategy HALTED')) as Record<string, unknown>;
     expect(line).toMatchObject({ level: 'warn', strategy: STILL_HALTED, alert: 'strategy_halted' });
     expect(line.reason).toBe('left for the worker test');

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,5 +70,62 @@ describe('strategy hot reload', () => {
     const result = await worker.reload();
     expect(result).toMatchObject({ applied: true, strategies: ['alpha'], removed: ['beta'] });
     expect(worker.scheduler.size).toBe(1);
+  });
+});
+
+/**
+ * A Kubernetes ConfigMap mount: each file is a link `a.yaml -> ..data/a.yaml`, `..data` a link to a folder
+ * `..<timestamp>/` holding the content, and an update writes a new timestamped folder, then swaps `..data`
+ * by renaming a new link over it (atomic). The first release kept only plain files and loaded nothing.
+ */
+describe('strategies mounted from a ConfigMap', () => {
+  let bench: EngineBench;
+  let folder: string;
+  let worker: Worker | undefined;
+
+  beforeAll(async () => {
+    bench = await startEngineBench();
+    folder = await mkdtemp(join(tmpdir(), 'tb-configmap-'));
+    await mkdir(join(folder, '..2031_01_01_00_00_00.1'));
+    await writeFile(join(folder, '..2031_01_01_00_00_00.1', 'a.yaml'), file('alpha', '0 10 * * *'));
+    await symlink('..2031_01_01_00_00_00.1', join(folder, '..data'));
+    await symlink('..data/a.yaml', join(folder, 'a.yaml'));
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await bench.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('loads the linked files, skips the dot entries, and reloads on the swap of ..data', async () => {
+    const context = { ...bench.context, settings: engineSettings({ reload: { debounceMs: 50 } }) };
+    worker = new Worker(context, { strategiesPath: folder, useCron: false });
+    const results: ReloadResult[] = [];
+    let bothApplied: (() => void) | undefined;
+    worker.onReload((result) => {
+      results.push(result);
+      if (result.applied && result.strategies.length === 2) bothApplied?.();
+    });
+    await worker.start();
+    expect(worker.scheduler.size).toBe(1);
+    expect(await bench.database.strategies.get('alpha')).toMatchObject({ kind: 'dca' });
+
+    const reloaded = new Promise<void>((resolve) => {
+      bothApplied = resolve;
+    });
+    // As the kubelet does it: the new content in a new folder, the atomic swap of ..data, then a link for the
+    // new key. Reloads may land between the steps; every one of them must apply (no half-read state).
+    const next = '..2031_01_02_00_00_00.2';
+    await mkdir(join(folder, next));
+    await writeFile(join(folder, next, 'a.yaml'), file('alpha', '0 11 * * *'));
+    await writeFile(join(folder, next, 'b.yaml'), file('beta', '0 12 * * *'));
+    await symlink(next, join(folder, '..data_tmp'));
+    await rename(join(folder, '..data_tmp'), join(folder, '..data'));
+    await symlink('..data/b.yaml', join(folder, 'b.yaml'));
+
+    await reloaded;
+    expect(results.every((result) => result.applied)).toBe(true);
+    expect(results.at(-1)).toMatchObject({ applied: true, strategies: ['alpha', 'beta'] });
+    expect(worker.scheduler.size).toBe(2);
   });
 });

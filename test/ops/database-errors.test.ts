@@ -51,10 +51,9 @@ describe('database errors of tracking', () => {
       settings,
     });
     http = createHttpServer({
-      port: 0,
       metrics,
       logger,
-      readiness: async () => ({ ready: true, paused: false, checks: {} }),
+      readiness: () => ({ ready: true, paused: false, checks: {} }),
     });
     receiver.register(http);
     baseUrl = `http://127.0.0.1:${await listen(http, '127.0.0.1', 0)}`;

@@ -13,6 +13,7 @@ interface Service {
   build?: unknown;
   command?: string[];
   environment?: Record<string, string>;
+  ports?: string[];
   secrets?: string[];
   volumes?: string[];
   stop_grace_period?: string;
@@ -50,7 +51,7 @@ describe('deploy/compose.yaml', () => {
   });
 
   it('configures the workers with contract variables only, secrets as files, the settings mounted', () => {
-    const imageEnv = Object.fromEntries(
+    const imageEnv: Record<string, string> = Object.fromEntries(
       instruction(runtime, 'ENV').flatMap((line) =>
         [...line.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]),
       ),
@@ -62,6 +63,12 @@ describe('deploy/compose.yaml', () => {
         name,
       ).toEqual([]);
       expect(env.DATABASE_URL, name).toMatch(/^postgres:\/\/.+@postgres:5432\//);
+      // Operations open on the compose network for Prometheus; the receiver on a listener of its own.
+      expect(env.TREASURY_OPS_ADDR, name).toBe('0.0.0.0:9464');
+      expect(env.TREASURY_WEBHOOK_ADDR, name).toBe('0.0.0.0:8080');
+      // The host sees the ops port on loopback only.
+      for (const port of service.ports ?? [])
+        if (String(port).endsWith(':9464')) expect(port).toMatch(/^127\.0\.0\.1:/);
       expect(env.TREASURY_API_TOKEN, name).toBeUndefined();
       for (const key of ['TREASURY_API_TOKEN_FILE', 'TREASURY_WEBHOOK_SECRET_FILE']) {
         const secret = /^\/run\/secrets\/(.+)$/.exec(env[key] ?? '')?.[1];
@@ -72,6 +79,9 @@ describe('deploy/compose.yaml', () => {
       const targets = (service.volumes ?? []).map((volume) => volume.split(':')[1]);
       expect(targets).toContain(imageEnv.TREASURY_STRATEGIES);
       expect(targets).toContain(imageEnv.TREASURY_CONFIG?.replace(/\/[^/]+$/, ''));
+      // The image itself keeps operations on loopback (the default); the deprecated port is gone from it.
+      expect(imageEnv.TREASURY_OPS_ADDR).toBeUndefined();
+      expect(imageEnv.TREASURY_HTTP_PORT).toBeUndefined();
       // Docker's SIGKILL must not cut the drain of in-flight cycles short.
       const graceMs = Number.parseInt(service.stop_grace_period ?? '10', 10) * 1000;
       expect(graceMs).toBeGreaterThan(settingsSchema.parse({}).engine.drainTimeoutMs);
@@ -104,7 +114,7 @@ describe('Dockerfile', () => {
       expect(copies, stage[0]).toBeLessThan(stage.findIndex((line) => /^RUN .*npm ci/.test(line)));
     }
     const manifest = JSON.parse(read('package.json'));
-    expect(manifest.scripts.postinstall).toBe('patch-package');
+    expect(manifest.scripts.postinstall).toBe('patch-package --error-on-fail');
     expect(Object.keys(manifest.dependencies)).toContain('patch-package');
     expect(instruction(runtime, 'USER')).toEqual([expect.not.stringMatching(/^USER (root|0)\b/)]);
   });

@@ -164,6 +164,10 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
     expect(select(scrape, 'nodejs_eventloop_lag_seconds')).toHaveLength(1);
 
     expect(await world.get('/healthz')).toEqual({ status: 200, body: '{"status":"ok"}' });
+    // Two listeners: the webhook one serves nothing but the receiver, the ops one not the receiver.
+    expect((await fetch(`${world.webhookUrl}/metrics`)).status).toBe(404);
+    expect((await fetch(`${world.webhookUrl}/readyz`)).status).toBe(404);
+    expect((await world.get('/webhooks/anything-at-all-0123')).status).toBe(404);
     const ready = await world.get('/readyz');
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.body)).toEqual({
@@ -186,7 +190,12 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
     const placed = status.recentCycles.find((cycle: { state: string }) => cycle.state === 'placed');
     expect(placed).toMatchObject({ reason: 'ok', quoteId: expect.any(String), orderId: expect.any(String) });
     expect(placed.totalCost).toMatch(/^\d+(\.\d+)?$/);
+    // Each cycle with an order says how far its settlement got; one without an order says null.
+    expect([...OPEN_STATUSES, 'settled']).toContain(placed.settlement);
+    for (const cycle of status.recentCycles.filter((c: { orderId: string | null }) => c.orderId === null))
+      expect(cycle.settlement).toBeNull();
     expect(status.unsureCycles).toEqual([]);
+    expect(status.discrepancies).toEqual([]);
     for (const order of status.openOrders) {
       expect(OPEN_STATUSES).toContain(order.status);
       expect(Number.isInteger(order.ageSeconds) && order.ageSeconds >= 0).toBe(true);
@@ -196,6 +205,7 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toMatch(/^running \(kill switch off\)/);
     expect(human.stdout).toMatch(/recent cycles \(3\)/);
+    expect(human.stdout).toMatch(/\bsettlement\b/);
     expect(human.stdout).toMatch(/unsure cycles awaiting reconciliation \(0\)/);
   });
 

@@ -1,7 +1,11 @@
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
-import { createApiObserver, createReadiness, KillSwitch } from '../../src/engine/index.js';
+import { findMigrationsFolder, migrate } from '../../src/db/index.js';
+import { createApiObserver, createReadiness, KillSwitch, type Readiness } from '../../src/engine/index.js';
 import { createHttpServer, listen, type ReadinessReport } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -17,15 +21,18 @@ async function readyz(baseUrl: string) {
 }
 
 /**
- * /readyz over real HTTP with the real checks: it names the failing one (service gone, database gone) and
- * answers 503, while a pause is only a label. Order matters: each step takes one more thing away.
+ * /readyz over real HTTP with the real checks: it answers the state the last periodic check left (never a
+ * request of its own), names the failing check (service gone, database gone) and answers 503, while a pause is
+ * only a label. Order matters: each step takes one more thing away.
  */
 describe('/readyz', () => {
   let sandbox: RunningSandbox;
   let test: TestDatabase;
   let client: PurchaseClient;
+  let readiness: Readiness;
   let http: ReturnType<typeof createHttpServer>;
   let baseUrl: string;
+  let serviceRequests = 0;
 
   beforeAll(async () => {
     sandbox = await startSandbox({ stepMs: 0 });
@@ -36,27 +43,25 @@ describe('/readyz', () => {
       baseUrl: sandbox.url,
       token: DEMO_TOKEN,
       retry: { maxAttempts: 1 },
-      onRequest: observer.onRequest,
+      onRequest: (event) => {
+        serviceRequests++;
+        observer.onRequest(event);
+      },
     });
     const clock = () => new Date();
     const killSwitch = new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics });
-    http = createHttpServer({
-      port: 0,
+    // serviceFreshMs 0: every check asks the service, so its loss shows at the next check.
+    readiness = createReadiness({
+      database: test.database,
+      client,
+      observer,
+      killSwitch,
+      clock,
       metrics,
-      logger: quiet(),
-      // serviceFreshMs 0: every probe asks the service, so its loss shows at once.
-      readiness: createReadiness({
-        database: test.database,
-        client,
-        observer,
-        killSwitch,
-        clock,
-        metrics,
-        settings: { databaseTimeoutMs: 2_000 },
-        migrated: () => true,
-        serviceFreshMs: 0,
-      }),
+      settings: { databaseTimeoutMs: 2_000 },
+      serviceFreshMs: 0,
     });
+    http = createHttpServer({ metrics, logger: quiet(), readiness: readiness.report });
     baseUrl = `http://127.0.0.1:${await listen(http, '127.0.0.1', 0)}`;
   });
   afterAll(async () => {
@@ -66,7 +71,16 @@ describe('/readyz', () => {
     await test?.drop();
   });
 
+  it('is not ready before the first check, and /healthz is', async () => {
+    expect(await readyz(baseUrl)).toMatchObject({
+      status: 503,
+      body: { ready: false, checks: { database: { ok: false, detail: 'not checked yet' } } },
+    });
+    expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
+  });
+
   it('is ready with every check named, and paused is a label, not a failure', async () => {
+    await readiness.refresh();
     expect(await readyz(baseUrl)).toEqual({
       status: 200,
       body: {
@@ -76,11 +90,22 @@ describe('/readyz', () => {
       },
     });
     await test.database.control.pause('drill', 'test');
+    await readiness.refresh();
     expect(await readyz(baseUrl)).toMatchObject({ status: 200, body: { ready: true, paused: true } });
+  });
+
+  // The first release asked the service (a balance read) on every /readyz: anyone who could reach it could
+  // make the worker spend the service's rate limit.
+  it('answers from the last check: a hundred requests make no call to the service', async () => {
+    const before = serviceRequests;
+    const answers = await Promise.all(Array.from({ length: 100 }, () => readyz(baseUrl)));
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    expect(serviceRequests).toBe(before);
   });
 
   it('answers 503 naming the service when it stops answering', async () => {
     await sandbox.close();
+    await readiness.refresh();
     const answer = await readyz(baseUrl);
     expect(answer.status).toBe(503);
     expect(answer.body.checks.service).toEqual({ ok: false, detail: 'API_UNAVAILABLE' });
@@ -89,31 +114,54 @@ describe('/readyz', () => {
 
   it('answers 503 naming the database when it is gone, keeping the last known pause state', async () => {
     await test.database.close();
+    await readiness.refresh();
     const answer = await readyz(baseUrl);
     expect(answer.status).toBe(503);
     expect(answer.body.checks.database?.ok).toBe(false);
     expect(answer.body.checks.database?.detail).toMatch(/^[A-Z_]+$/);
     expect(answer.body.paused).toBe(true);
   });
+});
 
-  it('answers 503 when the check itself throws, and /healthz stays 200', async () => {
-    const broken = createHttpServer({
-      port: 0,
-      metrics: createMetrics({ defaultMetrics: false }),
-      logger: quiet(),
-      readiness: async () => {
-        throw new Error('boom');
-      },
-    });
-    const url = `http://127.0.0.1:${await listen(broken, '127.0.0.1', 0)}`;
+// The first release reported `migrated: () => true`, a check that could not fail.
+describe('readiness with a database one migration behind', () => {
+  it('is not ready, naming the migration it lacks; ready once it is applied', async () => {
+    const test = await createTestDatabase(undefined, { empty: true });
+    const folder = join(tmpdir(), `tb-migrations-${process.pid}-${Date.now()}`);
     try {
-      expect(await readyz(url)).toEqual({
-        status: 503,
-        body: { ready: false, paused: false, checks: { readiness: { ok: false, detail: 'check failed' } } },
+      await cp(findMigrationsFolder(), folder, { recursive: true });
+      const journalFile = join(folder, 'meta', '_journal.json');
+      const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: { tag: string }[] };
+      const last = journal.entries.pop()!;
+      await writeFile(journalFile, JSON.stringify(journal));
+      await migrate(test.database, { folder });
+
+      const metrics = createMetrics({ defaultMetrics: false });
+      const observer = createApiObserver(metrics);
+      const clock = () => new Date();
+      const readiness = createReadiness({
+        database: test.database,
+        // Never called: the observer says the service answered just now.
+        client: createPurchaseClient({ baseUrl: 'http://127.0.0.1:9', token: 'unused-token-000' }),
+        observer,
+        killSwitch: new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics }),
+        clock,
+        metrics,
+        settings: { databaseTimeoutMs: 2_000 },
       });
-      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      observer.onRequest({ operation: 'balance', method: 'GET', status: 200, durationMs: 1, attempt: 1 });
+      await readiness.refresh();
+      expect(readiness.report()).toMatchObject({
+        ready: false,
+        checks: { database: { ok: true }, migrations: { ok: false, detail: `not applied: ${last.tag}` } },
+      });
+
+      await migrate(test.database);
+      await readiness.refresh();
+      expect(readiness.report()).toMatchObject({ ready: true, checks: { migrations: { ok: true } } });
     } finally {
-      await broken.close();
+      await rm(folder, { recursive: true, force: true });
+      await test.drop();
     }
   });
 });

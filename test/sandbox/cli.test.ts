@@ -28,11 +28,12 @@ describe('treasury-bot sandbox command', () => {
     child.stderr.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
-    const url = await new Promise<string>((resolve, reject) => {
+    const [url, adminToken] = await new Promise<[string, string]>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
         output += chunk.toString();
         const match = /sandbox listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-        if (match) resolve(match[1]!);
+        const admin = /control API token \(for \/_sandbox, this start only\): (\S+)/.exec(output);
+        if (match && admin) resolve([match[1]!, admin[1]!]);
       });
       child.once('exit', (code) => reject(new Error(`sandbox exited early (${code}): ${output}`)));
     });
@@ -47,6 +48,11 @@ describe('treasury-bot sandbox command', () => {
     expect(order.status).toBe(500);
     expect((await call(url, 'GET', '/client/balance', { token: 'cli-read-token' })).status).toBe(200);
     expect((await call(url, 'GET', '/client/balance', { token: 'sandbox-demo-token' })).status).toBe(401);
+    // The control API takes the token made for this start, printed once; not a client token (on the first
+    // release the first --token, or the public demo token, opened it).
+    expect((await call(url, 'GET', '/_sandbox/ledger', { token: adminToken })).status).toBe(200);
+    expect((await call(url, 'GET', '/_sandbox/ledger', { token: 'cli-secret-token' })).status).toBe(403);
+    expect(output.split(adminToken).length - 1).toBe(1);
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     const [code] = await exited;

@@ -31,7 +31,9 @@ const scenario = fc
       fc.record({
         advanceMs: fc.integer({ min: 0, max: 30 * 3_600_000 }),
         priceTicks: fc.integer({ min: 50_000, max: 60_000 }), // 5.0000 .. 6.0000
-        costPermille: fc.integer({ min: 500, max: 1020 }), // totalCost = amount × 0.5 .. 1.02
+        // totalCost = amount × 0.99 .. 1.02: below 0.99 a quote is refused (quote_cost_below_amount), above
+        // 1.01 by the fee allowance, so both edges are exercised.
+        costPermille: fc.integer({ min: 985, max: 1020 }),
       }),
       { minLength: 1, maxLength: 60 },
     ),

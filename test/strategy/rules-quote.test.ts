@@ -68,6 +68,19 @@ describe('quote sanity (amount 2500.00, default tolerances: 0.5% or 0.01, fees 1
       expect(decision.reason).toBe(passed ? 'ok' : 'quote_cost_above_allowance');
     },
   );
+
+  // A quote for far less than asked is another request than ours, not a bargain.
+  it.each([
+    ['2475', true],
+    ['2474.99', false],
+  ])('totalCost %s against amount 2500.00 less 1 pct (2475) → matches the amount %s', (totalCost, passed) => {
+    const decision = decideWithQuote(strategy, quote('4.95', totalCost, '500'));
+    expect(ruleOf(decision, 'quote_cost_matches_amount')).toMatchObject({
+      passed,
+      detail: { totalCost, amount: '2500', feeAllowancePct: '1', floor: '2475' },
+    });
+    expect(decision.reason).toBe(passed ? 'ok' : 'quote_cost_below_amount');
+  });
 });
 
 describe('price rules', () => {
@@ -120,6 +133,7 @@ describe('decisions', () => {
       'quote_values',
       'quote_cost_consistent',
       'quote_cost_allowance',
+      'quote_cost_matches_amount',
       'max_price',
       'buy_below',
       'cooldown',

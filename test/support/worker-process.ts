@@ -120,7 +120,7 @@ export async function replicaEnvironment(options: {
     DATABASE_URL: options.databaseUrl,
     TREASURY_API_URL: options.apiUrl,
     TREASURY_API_TOKEN: options.apiToken,
-    TREASURY_HTTP_PORT: '0',
+    TREASURY_OPS_ADDR: '127.0.0.1:0',
     LOG_LEVEL: 'info',
   };
 }

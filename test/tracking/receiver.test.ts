@@ -37,7 +37,7 @@ describe('webhook receiver', () => {
     const settings = bench.settings({ poll: { enabled: false } });
     const tracker = createTracker({ ...bench, settings });
     receiver = createWebhookReceiver({ ...bench, tracker, secret: SECRET, settings });
-    http = await startHttp(bench, (app) => receiver.register(app));
+    http = await startHttp((app) => receiver.register(app));
   });
   afterAll(async () => {
     await http.app.close();
@@ -163,7 +163,7 @@ describe('webhook receiver', () => {
     const settings = bench.settings({ poll: { enabled: false } });
     const tracker = createTracker({ ...bench, settings });
     const longReceiver = createWebhookReceiver({ ...bench, tracker, secret: long, settings });
-    const server = await startHttp(bench, (app) => longReceiver.register(app));
+    const server = await startHttp((app) => longReceiver.register(app));
     try {
       const deliver = (secret: string) =>
         request(`${server.url}/webhooks/${encodeURIComponent(secret)}`, {
@@ -195,7 +195,7 @@ describe('webhook receiver', () => {
       secret: SECRET,
       settings,
     });
-    const server = await startHttp(bench, (app) => orphan.register(app));
+    const server = await startHttp((app) => orphan.register(app));
     try {
       const response = await request(`${server.url}/webhooks/${SECRET}`, {
         method: 'POST',

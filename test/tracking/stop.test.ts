@@ -27,7 +27,7 @@ describe('stopping tracking with work under way', () => {
         engine: { databaseTimeoutMs: bench.databaseTimeoutMs },
       },
     });
-    const http = await startHttp(bench, (app) => tracking.registerRoutes(app));
+    const http = await startHttp((app) => tracking.registerRoutes(app));
     tracking.start();
     try {
       const orders: string[] = [];

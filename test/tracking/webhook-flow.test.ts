@@ -42,7 +42,7 @@ describe('following orders through webhooks', () => {
       secret: SECRET,
       settings: bench.settings(),
     });
-    http = await startHttp(bench, (app) => receiver.register(app));
+    http = await startHttp((app) => receiver.register(app));
     const registered = await registerWebhooks(
       bench.client,
       { webhook: { publicUrl: http.url, secret: SECRET } },

@@ -1,5 +1,5 @@
 import type { cycles } from '../schema.js';
-import type { Cycle, CyclePatch, CycleState, CycleTrigger, JsonValue } from '../types.js';
+import type { Cycle, CyclePatch, CycleState, CycleTrigger, FigureDifference, JsonValue } from '../types.js';
 
 export type CycleRow = typeof cycles.$inferSelect;
 
@@ -30,6 +30,7 @@ export function toCycle(row: CycleRow): Cycle {
     finishedAt: row.finishedAt,
     leaseOwner: row.leaseOwner,
     leaseUntil: row.leaseUntil,
+    discrepancy: (row.discrepancy ?? null) as FigureDifference[] | null,
   };
 }
 

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { DrizzleHandle } from '../connection.js';
 import { assertLegalTransition, isFinalState } from '../cycle-transitions.js';
@@ -44,6 +44,10 @@ export interface CyclesRepository {
   getBySlot(strategy: string, slot: Date): Promise<Cycle | null>;
   listRecent(options?: { limit?: number; strategy?: string }): Promise<Cycle[]>;
   listByState(state: CycleState, limit?: number): Promise<Cycle[]>;
+  /** The cycles of ours, in any state, that acted on these quoteIds: quoteId → the cycle's id and state. */
+  ownersOfQuotes(quoteIds: readonly string[]): Promise<Map<string, { cycleId: number; state: CycleState }>>;
+  /** Cycles whose order the service reports with other figures than asked, newest first. */
+  listWithDiscrepancy(limit?: number): Promise<Cycle[]>;
   /** How many cycles are in the state, without reading them (the maintenance gauges, every pass). */
   countByState(state: CycleState): Promise<number>;
   /** Leases up to `limit` unsure cycles whose lease is free or expired; other owners skip them. */
@@ -150,7 +154,7 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
     },
 
     async commitIntent(id, from, quote, patch) {
-      if (from !== 'claimed' && from !== 'quoted') assertLegalTransition(from, 'submitting');
+      assertLegalTransition(from, 'submitting');
       const rows = await commitIntentStatement.execute({
         ...quote,
         id,
@@ -163,7 +167,7 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
     },
 
     commitIntentSerialized(id, from, quote, guard) {
-      if (from !== 'claimed' && from !== 'quoted') assertLegalTransition(from, 'submitting');
+      assertLegalTransition(from, 'submitting');
       return commitIntentSerialized(db, clock(), { id, from, quote }, guard);
     },
 
@@ -191,6 +195,30 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
         .from(cycles)
         .where(eq(cycles.state, state));
       return row?.count ?? 0;
+    },
+
+    async ownersOfQuotes(quoteIds) {
+      const owners = new Map<string, { cycleId: number; state: CycleState }>();
+      if (quoteIds.length === 0) return owners;
+      const rows = await db
+        .select({ quoteId: cycles.quoteId, cycleId: cycles.id, state: cycles.state })
+        .from(cycles)
+        .where(inArray(cycles.quoteId, [...quoteIds]));
+      for (const row of rows) {
+        if (row.quoteId !== null)
+          owners.set(row.quoteId, { cycleId: row.cycleId, state: row.state as CycleState });
+      }
+      return owners;
+    },
+
+    async listWithDiscrepancy(limit = 100) {
+      const rows = await db
+        .select()
+        .from(cycles)
+        .where(isNotNull(cycles.discrepancy))
+        .orderBy(desc(cycles.updatedAt), desc(cycles.id))
+        .limit(limit);
+      return rows.map(toCycle);
     },
 
     async listByState(state, limit = 100) {

@@ -3,10 +3,11 @@ import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { assertLegalTransition } from '../cycle-transitions.js';
 import { bindBuiltStatement } from '../raw-prepared.js';
-import { cycles, orders, settlementEvents } from '../schema.js';
+import { cycles, orders, settlementEvents, strategies } from '../schema.js';
 import type {
   Cycle,
   CycleState,
+  FigureDifference,
   OrderOrigin,
   OrderRecord,
   ServiceOrder,
@@ -37,7 +38,7 @@ export interface OrdersRepository {
   recordPlacedWithCycle(
     cycleId: number,
     order: ServiceOrder,
-    move: { from: CycleState; reasonCode: string },
+    move: { from: CycleState; reasonCode: string; discrepancy?: FigureDifference[] },
     options?: { nextCheckAt?: Date; source?: SettlementSource },
   ): Promise<{ order: OrderRecord; cycle: Cycle | null }>;
   /** Records an order found at the service that no cycle of ours placed. Idempotent like recordPlaced. */
@@ -58,6 +59,8 @@ export interface OrdersRepository {
   /** Flags an order whose settlement stopped progressing; kept until progress is seen again. */
   markStuck(orderId: number, at?: Date): Promise<OrderRecord | null>;
   listOpen(limit?: number): Promise<OrderRecord[]>;
+  /** The settlement status of each of these cycles' orders (cycles without an order are absent). */
+  statusOfCycles(cycleIds: readonly number[]): Promise<Map<number, string>>;
   listRecent(limit?: number): Promise<OrderRecord[]>;
   history(orderId: number): Promise<SettlementEvent[]>;
 }
@@ -259,13 +262,38 @@ export function createOrdersRepository(db: DrizzleHandle, clock: () => Date): Or
           id: cycleId,
           from: move.from,
         });
-        return { order: recorded, cycle: row ? toCycle(row) : null };
+        if (!row || !move.discrepancy?.length) return { order: recorded, cycle: row ? toCycle(row) : null };
+        // Our order, with figures we did not ask for: kept, flagged, and the strategy stopped for a person.
+        const [flagged] = await tx
+          .update(cycles)
+          .set({ discrepancy: move.discrepancy })
+          .where(eq(cycles.id, cycleId))
+          .returning();
+        await tx
+          .update(strategies)
+          .set({
+            haltedAt: sql`coalesce(${strategies.haltedAt}, ${now.toISOString()}::timestamptz)`,
+            haltReason: sql`coalesce(${strategies.haltReason}, ${discrepancyReason(cycleId, order.id, move.discrepancy)})`,
+          })
+          .where(eq(strategies.name, row.strategy));
+        return { order: recorded, cycle: toCycle(flagged!) };
       });
     },
     recordExternal: (order, options = {}) => record(null, 'external', order, options.nextCheckAt),
 
     async get(id) {
       return first(await db.select().from(orders).where(eq(orders.id, id)));
+    },
+
+    async statusOfCycles(cycleIds) {
+      if (cycleIds.length === 0) return new Map();
+      const rows = await db
+        .select({ cycleId: orders.cycleId, status: orders.status })
+        .from(orders)
+        .where(inArray(orders.cycleId, [...cycleIds]));
+      return new Map(
+        rows.flatMap((row) => (row.cycleId === null ? [] : [[row.cycleId, row.status] as const])),
+      );
     },
 
     async getByServiceId(serviceOrderId) {
@@ -333,4 +361,9 @@ export function createOrdersRepository(db: DrizzleHandle, clock: () => Date): Or
       return rows.map(toSettlementEvent);
     },
   };
+}
+
+function discrepancyReason(cycleId: number, orderId: string, differences: FigureDifference[]): string {
+  const figures = differences.map((d) => `${d.field} ${d.got} (expected ${d.expected})`).join(', ');
+  return `order ${orderId} of cycle ${cycleId} differs from its request and quote: ${figures}`;
 }

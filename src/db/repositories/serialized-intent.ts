@@ -6,6 +6,7 @@
  * lets the caller decide on them, all in one transaction.
  */
 import { and, eq } from 'drizzle-orm';
+import type { Decimal } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { bindBuiltStatement, defineRawStatement } from '../raw-prepared.js';
@@ -14,7 +15,7 @@ import type { Cycle, JsonValue, QuoteInput } from '../types.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
 import type { IntentPatch } from './cycles.js';
 import { buildCommitIntent } from './intent-statement.js';
-import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
+import { type Period, readCreditPending, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
 export type IntentVerdict =
   | { action: 'commit'; patch: IntentPatch }
@@ -23,11 +24,19 @@ export type IntentVerdict =
 export interface IntentGuard {
   /** Intents of one strategy are serialized across replicas; other strategies never wait. */
   strategy: string;
-  /** The budget periods of the cycle's slot, as spentBetween takes them. */
-  day: Period;
-  month: Period;
-  /** Runs under the lock on the fresh figures: pure and quick, since every other replica waits for it. */
-  decide(figures: SpendFigures): IntentVerdict;
+  /**
+   * The budget periods (day within month) that contain an instant: called with the moment the intent is
+   * written, which is the moment its money is charged to (`submitted_at`).
+   */
+  periodsAt(at: Date): { day: Period; month: Period };
+  /**
+   * Set for a strategy with credit guards: the moment its balance was read. The commit then also takes the
+   * account's lock (every guarded cycle of every strategy and replica waits for it) and passes the cost of
+   * our orders that balance may not show (`creditPending`).
+   */
+  balanceReadAt?: Date;
+  /** Runs under the lock(s) on the fresh figures: pure and quick, since every other replica waits for it. */
+  decide(figures: SpendFigures & { creditPending?: Decimal }): IntentVerdict;
   /** Bound on the lock wait and on each statement, in milliseconds (the quote's time left). */
   timeoutMs: number;
 }
@@ -41,6 +50,9 @@ export interface GuardedIntentResult {
 export function lockKeyOfIntent(strategy: string): string {
   return advisoryLockKey(`intent:${strategy}`);
 }
+
+/** Credit guards judge one account: their intents are serialized across strategies and replicas. */
+const CREDIT_ACCOUNT_LOCK_KEY = advisoryLockKey('intent:credit-account');
 
 export function commitIntentSerialized(
   db: DrizzleHandle,
@@ -59,8 +71,15 @@ export function commitIntentSerialized(
     await setStatementTimeout.execute(tx, { timeout });
     // Nor can the lock join the re-read: that statement's snapshot would predate the lock's grant and miss
     // an intent committed while it waited.
+    // The account's lock first, then the strategy's: one order everywhere, so two commits never deadlock.
+    if (guard.balanceReadAt) await takeIntentLock.execute(tx, { key: CREDIT_ACCOUNT_LOCK_KEY });
     await takeIntentLock.execute(tx, { key: lockKeyOfIntent(guard.strategy) });
-    const verdict = guard.decide(await readSpendFigures(tx, guard.strategy, guard));
+    const figures = await readSpendFigures(tx, guard.strategy, guard.periodsAt(now));
+    const verdict = guard.decide(
+      guard.balanceReadAt
+        ? { ...figures, creditPending: await readCreditPending(tx, guard.balanceReadAt) }
+        : figures,
+    );
     const { id, from, quote } = move;
     if (verdict.action === 'commit') {
       const rows = await commitIntentStatement(tx).execute(tx, { ...quote, ...verdict.patch, id, from, now });

@@ -11,7 +11,10 @@ export interface RawRequest {
   authorization: string | undefined;
   accept: string | undefined;
   contentType: string | undefined;
+  userAgent: string | undefined;
   body: Buffer;
+  /** When the request arrived (Date.now()). */
+  at: number;
 }
 
 export interface RawServer {
@@ -26,6 +29,7 @@ export async function startRawServer(
   const requests: RawServer['requests'] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
+    const at = Date.now();
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       requests.push({
@@ -34,7 +38,9 @@ export async function startRawServer(
         authorization: request.headers.authorization,
         accept: request.headers.accept,
         contentType: request.headers['content-type'],
+        userAgent: request.headers['user-agent'],
         body: Buffer.concat(chunks),
+        at,
       });
       handle(request, response, requests.length);
     });

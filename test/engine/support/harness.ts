@@ -73,7 +73,8 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
     now: () => Date.now() + bench.sandboxClockOffsetMs,
     ...options.sandbox,
   });
-  bench.test = options.test ?? (await createTestDatabase());
+  // One clock for the engine and the rows it writes (submitted_at decides a cycle's budget period).
+  bench.test = options.test ?? (await createTestDatabase(undefined, { clock: options.clock }));
   bench.database = bench.test.database;
   bench.lines = [];
   bench.requests = [];

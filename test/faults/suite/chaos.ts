@@ -5,6 +5,7 @@
  */
 import type postgres from 'postgres';
 import type { FaultConfig } from '../../../src/sandbox/index.js';
+import { createRng } from '../../../src/sandbox/rng.js';
 import type { Replica } from './replicas.js';
 import { ORDER_TIMEOUT_MS } from './worker-files.js';
 
@@ -45,7 +46,7 @@ export interface ChaosTargets {
 }
 
 export function startChaos(targets: ChaosTargets, settings: ChaosSettings) {
-  const random = seededRandom(settings.seed);
+  const random = createRng(settings.seed).next;
   const figures: ChaosFigures = {
     kills: 0,
     restarts: 0,
@@ -148,16 +149,4 @@ function faultsOf(kind: FaultKind, windowNumber: number): FaultConfig {
         createOrder: order,
       };
   }
-}
-
-/** mulberry32: small, fast and good enough to pick victims and instants reproducibly. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }

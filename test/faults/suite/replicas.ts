@@ -56,7 +56,7 @@ export class Replica {
         TREASURY_API_TOKEN: env.apiToken,
         TREASURY_STRATEGIES: env.strategiesFile,
         TREASURY_CONFIG: env.settingsFile,
-        TREASURY_HTTP_PORT: '0',
+        TREASURY_OPS_ADDR: '127.0.0.1:0',
         TREASURY_DRY_RUN: '0',
         LOG_LEVEL: 'warn',
       },

@@ -35,8 +35,13 @@ export interface OpsWorld {
   env: Record<string, string>;
   worker: RunningCommand;
   /** http://127.0.0.1:PORT of the worker's listener. */
+  /** The ops listener (metrics, health, readiness). */
   baseUrl: string;
+  /** The webhook receiver's own listener. */
+  webhookUrl: string;
+  /** GET on the ops listener. */
   get(path: string): Promise<HttpAnswer>;
+  /** POST on the webhook listener. */
   post(path: string, body: unknown): Promise<HttpAnswer>;
   scrape(): Promise<Scrape>;
   /** Resolves once the worker printed `count` lines containing `text` (rejects if it exits first). */
@@ -52,8 +57,9 @@ export async function startOpsWorld(options: OpsWorldOptions): Promise<OpsWorld>
     ...options.sandbox,
   });
   const test = await createTestDatabase('postgres');
-  // The public url must name the port before the worker starts, so the port is chosen here.
+  // The public url must name the port before the worker starts, so the ports are chosen here.
   const port = await freePort();
+  const webhookPort = await freePort();
   const files = await writeWorkerFiles(options.strategies, options.settings);
   if (files.TREASURY_CONFIG === undefined) throw new Error('writeWorkerFiles gave no TREASURY_CONFIG');
   const folder = dirname(files.TREASURY_CONFIG);
@@ -63,12 +69,14 @@ export async function startOpsWorld(options: OpsWorldOptions): Promise<OpsWorld>
     TREASURY_API_URL: sandbox.url,
     TREASURY_API_TOKEN: OPS_TOKEN,
     TREASURY_WEBHOOK_SECRET: OPS_SECRET,
-    TREASURY_WEBHOOK_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    TREASURY_HTTP_PORT: String(port),
+    TREASURY_WEBHOOK_PUBLIC_URL: `http://127.0.0.1:${webhookPort}`,
+    TREASURY_OPS_ADDR: `127.0.0.1:${port}`,
+    TREASURY_WEBHOOK_ADDR: `127.0.0.1:${webhookPort}`,
     LOG_LEVEL: options.logLevel,
   };
   const worker = startCommand(['run'], env);
   const baseUrl = `http://127.0.0.1:${port}`;
+  const webhookUrl = `http://127.0.0.1:${webhookPort}`;
   const answer = async (response: Response): Promise<HttpAnswer> => ({
     status: response.status,
     body: await response.text(),
@@ -79,10 +87,11 @@ export async function startOpsWorld(options: OpsWorldOptions): Promise<OpsWorld>
     env,
     worker,
     baseUrl,
+    webhookUrl,
     get: async (path) => answer(await fetch(`${baseUrl}${path}`)),
     post: async (path, body) =>
       answer(
-        await fetch(`${baseUrl}${path}`, {
+        await fetch(`${webhookUrl}${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(body),

@@ -8,7 +8,7 @@ import { createPurchaseClient, type PurchaseClient, type RequestEvent } from '..
 import { engineSchema, type TrackingSettings, trackingSettingsSchema } from '../../../src/config/index.js';
 import type { Database, OrderRecord } from '../../../src/db/index.js';
 import { Decimal } from '../../../src/money.js';
-import { createHttpServer, listen } from '../../../src/observability/http-server.js';
+import { createReceiverServer, listen } from '../../../src/observability/http-server.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../../src/observability/metrics.js';
 import {
@@ -104,17 +104,11 @@ export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<B
   };
 }
 
-/** The worker's HTTP server on port 0 with whatever `register` adds, as app.ts would build it. */
+/** The webhook receiver's own listener on port 0 with whatever `register` adds, as app.ts builds it. */
 export async function startHttp(
-  bench: Pick<Bench, 'metrics' | 'logger'>,
   register: (app: FastifyInstance) => void,
 ): Promise<{ app: FastifyInstance; url: string }> {
-  const app = createHttpServer({
-    port: 0,
-    metrics: bench.metrics,
-    logger: bench.logger,
-    readiness: async () => ({ ready: true, paused: false, checks: {} }),
-  });
+  const app = createReceiverServer();
   register(app);
   const port = await listen(app, '127.0.0.1', 0);
   return { app, url: `http://127.0.0.1:${port}` };

@@ -51,8 +51,12 @@ export async function startScriptedService() {
   return {
     url: `http://127.0.0.1:${port}`,
     served,
+    /** The answers for one order, each naming that order (as the service's answers do). */
     script(orderId: string, answers: unknown[]) {
-      scripts.set(orderId, [...answers]);
+      scripts.set(
+        orderId,
+        answers.map((answer) => ({ ...(answer as Record<string, unknown>), orderId })),
+      );
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { loadSettings, planListeners } from '../../src/config/index.js';
+
+const SECRET = 'a-webhook-secret-of-some-length';
+const plan = (env: Record<string, string>) => planListeners(loadSettings({ env, cwd: '/nonexistent' }));
+
+describe('where the worker listens', () => {
+  it('keeps operations on loopback and starts the receiver only with a secret', () => {
+    expect(plan({})).toEqual({ ops: { host: '127.0.0.1', port: 9464 }, shared: false });
+    expect(plan({ TREASURY_WEBHOOK_SECRET: SECRET })).toEqual({
+      ops: { host: '127.0.0.1', port: 9464 },
+      webhook: { host: '0.0.0.0', port: 8080 },
+      shared: false,
+    });
+  });
+
+  it('takes both addresses, IPv6 in brackets', () => {
+    expect(
+      plan({
+        TREASURY_OPS_ADDR: '[::1]:9100',
+        TREASURY_WEBHOOK_ADDR: '10.0.0.5:0',
+        TREASURY_WEBHOOK_SECRET: SECRET,
+      }),
+    ).toEqual({ ops: { host: '::1', port: 9100 }, webhook: { host: '10.0.0.5', port: 0 }, shared: false });
+  });
+
+  it('keeps the deprecated TREASURY_HTTP_PORT for one release: one listener for both, with a warning', () => {
+    const legacy = plan({ TREASURY_HTTP_PORT: '9000', TREASURY_WEBHOOK_SECRET: SECRET });
+    expect(legacy).toMatchObject({ ops: { host: '0.0.0.0', port: 9000 }, shared: true });
+    expect(legacy.webhook).toBeUndefined();
+    expect(legacy.deprecation).toMatch(/TREASURY_OPS_ADDR.*TREASURY_WEBHOOK_ADDR/);
+    // Either new setting wins; the old one is then ignored, and still named.
+    const both = plan({ TREASURY_HTTP_PORT: '9000', TREASURY_OPS_ADDR: '127.0.0.1:9100' });
+    expect(both).toMatchObject({ ops: { host: '127.0.0.1', port: 9100 }, shared: false });
+    expect(both.deprecation).toMatch(/ignored while either is set/);
+  });
+
+  it.each(['9464', 'localhost', 'host:99999', ':9464', 'a b:1'])(
+    'refuses the address %j, naming the variable',
+    (addr) => {
+      expect(() => plan({ TREASURY_OPS_ADDR: addr })).toThrow(/TREASURY_OPS_ADDR/);
+    },
+  );
+});
