@@ -14,7 +14,7 @@ import {
   requireToken,
   type Settings,
 } from './config/index.js';
-import { type Database, openMigratedDatabase } from './db/index.js';
+import { type Database, type MigrationResult, type OpenWait, openMigratedDatabase } from './db/index.js';
 import {
   createApiObserver,
   createLiveness,
@@ -27,7 +27,8 @@ import {
 import { createHttpServer, createReceiverServer, listen } from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
-import { createPeriodicTask, createTracking, registerWebhooks } from './tracking/index.js';
+import { createPeriodicTask } from './runtime/periodic-task.js';
+import { createTracking, registerWebhooks } from './tracking/index.js';
 
 export type AppMode = 'run' | 'once' | 'admin';
 
@@ -112,13 +113,9 @@ export class App {
   private async open(): Promise<void> {
     const { settings, logger, metrics, clock, options } = this;
     const { baseUrl, token } = await this.openService();
-    const { database, migration } = await openMigratedDatabase(
-      {
-        url: settings.database.url,
-        dataDir: settings.database.dataDir,
-        maxConnections: Math.max(10, settings.engine.concurrency + 4),
-        clock,
-      },
+    const { database, migration } = await openDatabaseFromSettings(
+      settings,
+      { maxConnections: Math.max(10, settings.engine.concurrency + 4), clock },
       {
         // Only the long-running worker waits; `once` and the admin commands report the outage at once.
         waitMs: options.mode === 'run' ? settings.engine.startupDatabaseWaitMs : 0,
@@ -189,10 +186,7 @@ export class App {
     const readinessChecks = createPeriodicTask({
       name: 'readiness check',
       intervalMs: READINESS_INTERVAL_MS,
-      run: async (signal) => {
-        await readiness.refresh(signal);
-        return false;
-      },
+      run: (signal) => readiness.refresh(signal),
       logger,
       runAtStart: false,
     });
@@ -260,19 +254,13 @@ export class App {
 
   /** The configured service, or the built-in sandbox in this process when no address is set. */
   private async openService(): Promise<{ baseUrl: string; token: string }> {
-    const { api } = this.settings;
-    if (api.url !== undefined) {
-      return { baseUrl: api.url, token: requireToken(this.settings) };
-    }
-    const { startSandbox, DEMO_TOKEN } = await import('./sandbox/index.js');
     // Orders step every 2 s so that a demo shows settlement within a minute.
-    const sandbox = await startSandbox({ stepMs: 2_000 });
-    this.onStop('sandbox', () => sandbox.close());
-    this.logger.warn(
-      { url: sandbox.url },
-      'DEMO MODE: TREASURY_API_URL is unset; using the built-in sandbox (simulated prices, nothing real is bought)',
-    );
-    return { baseUrl: sandbox.url, token: DEMO_TOKEN };
+    const service = await openService(this.settings, { sandboxStepMs: 2_000 });
+    if (service.demo) {
+      this.onStop('sandbox', service.demo.close);
+      this.logger.warn({ url: service.baseUrl }, service.demo.notice);
+    }
+    return service;
   }
 
   private async close(): Promise<void> {
@@ -288,6 +276,42 @@ export class App {
     }
     this.releasers.length = 0;
   }
+}
+
+/**
+ * How every command opens the database: PostgreSQL when DATABASE_URL is set, otherwise the embedded database
+ * under TREASURY_DATA_DIR, with its schema brought up to date.
+ */
+export function openDatabaseFromSettings(
+  settings: Pick<Settings, 'database'>,
+  options: { maxConnections: number; clock?: () => Date },
+  wait?: OpenWait,
+): Promise<{ database: Database; migration: MigrationResult }> {
+  const { url, dataDir } = settings.database;
+  return openMigratedDatabase({ url, dataDir, ...options }, wait);
+}
+
+export interface ServiceAddress {
+  baseUrl: string;
+  token: string;
+  /** Set in demo mode: the sandbox this process started, and the warning to show whoever runs it. */
+  demo?: { notice: string; close: () => Promise<void> };
+}
+
+/**
+ * The purchase service a command talks to: the configured one, or, when no address is set (demo mode), the
+ * built-in sandbox started in this process. The caller closes the sandbox when it is done.
+ */
+export async function openService(
+  settings: Pick<Settings, 'api'>,
+  options: { sandboxStepMs?: number } = {},
+): Promise<ServiceAddress> {
+  if (settings.api.url !== undefined) return { baseUrl: settings.api.url, token: requireToken(settings) };
+  // Loaded on demand: the simulator (and its web framework) is only needed in demo mode.
+  const { startSandbox, DEMO_TOKEN } = await import('./sandbox/index.js');
+  const sandbox = await startSandbox({ stepMs: options.sandboxStepMs });
+  const notice = `DEMO MODE: TREASURY_API_URL is unset, using the built-in sandbox at ${sandbox.url} (simulated prices, nothing real is bought)`;
+  return { baseUrl: sandbox.url, token: DEMO_TOKEN, demo: { notice, close: () => sandbox.close() } };
 }
 
 function secretsOf(settings: Settings): string[] {

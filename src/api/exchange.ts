@@ -4,6 +4,7 @@
  * transient by the retry policy table.
  */
 import type { z } from 'zod';
+import { backoffDelayMs } from '../runtime/backoff.js';
 import { readAnswer } from './answers.js';
 import {
   ApiRateLimitedError,
@@ -11,7 +12,7 @@ import {
   isPurchaseApiError,
   type PurchaseApiError,
 } from './errors.js';
-import { computeBackoffMs, type RetrySettings, shouldRetry } from './retry-policy.js';
+import { type RetrySettings, shouldRetry } from './retry-policy.js';
 import { scrubErrorChain } from './secret-scrub.js';
 import type { ServiceGate } from './service-gate.js';
 import type { Transport, WireRequest } from './transport.js';
@@ -78,10 +79,7 @@ export async function exchange<T>(
       report(context, spec, attempt, started, status ?? error.status, error);
       // The service asked for a pause: every request of this replica waits it out, not only this one.
       if (error instanceof ApiRateLimitedError) {
-        context.gate?.pause(
-          spec.operation,
-          error.retryAfterMs ?? computeBackoffMs(attempt, context.retry, context.random),
-        );
+        context.gate?.pause(spec.operation, error.retryAfterMs ?? retryDelayMs(context, attempt));
         if (
           spec.safe &&
           !spec.signal?.aborted &&
@@ -91,9 +89,13 @@ export async function exchange<T>(
           continue;
       }
       if (!spec.safe || spec.signal?.aborted || !shouldRetry(error.code, attempt, context.retry)) throw error;
-      await context.sleep(computeBackoffMs(attempt, context.retry, context.random));
+      await context.sleep(retryDelayMs(context, attempt));
     }
   }
+}
+
+function retryDelayMs({ retry, random }: ExchangeContext, attempt: number): number {
+  return backoffDelayMs(attempt, { baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs }, random);
 }
 
 function report(

@@ -23,7 +23,7 @@ export const RETRIED_ERROR_CODES: Readonly<Record<ApiErrorCode, boolean>> = {
 export interface RetrySettings {
   /** Total attempts including the first; 1 disables retries. */
   maxAttempts: number;
-  /** Ceiling of the first backoff; doubles each attempt. */
+  /** Ceiling of the first backoff; doubles each attempt (src/runtime/backoff.ts). */
   baseDelayMs: number;
   maxDelayMs: number;
 }
@@ -32,13 +32,4 @@ export const DEFAULT_RETRY: RetrySettings = { maxAttempts: 3, baseDelayMs: 100, 
 
 export function shouldRetry(code: ApiErrorCode, attempt: number, settings: RetrySettings): boolean {
   return RETRIED_ERROR_CODES[code] && attempt < settings.maxAttempts;
-}
-
-/**
- * Exponential backoff with "equal jitter": half the window is fixed, half random. Replicas that failed
- * together spread out, yet no attempt comes back immediately. `random` is injectable for tests.
- */
-export function computeBackoffMs(attempt: number, settings: RetrySettings, random = Math.random): number {
-  const window = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(window / 2 + random() * (window / 2));
 }

@@ -3,8 +3,9 @@
  * otherwise the embedded database under TREASURY_DATA_DIR). `run` and `once` do the same on start.
  */
 import type { Command } from 'commander';
+import { openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
-import { describeTarget, openMigratedDatabase } from '../db/index.js';
+import { describeTarget } from '../db/index.js';
 import { printErrorLine, printJson, printLines } from './api-output.js';
 
 export function registerDbCommands(program: Command): void {
@@ -22,7 +23,7 @@ async function runMigrate(flags: { json?: boolean }): Promise<void> {
     const settings = loadSettings({ env: process.env });
     const { url, dataDir } = settings.database;
     secrets = url ? [url, ...passwordOf(url)] : [];
-    const { database, migration } = await openMigratedDatabase({ url, dataDir, maxConnections: 1 });
+    const { database, migration } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
     await database.close();
     const target = url ? `${describeTarget(url)} (PostgreSQL)` : `${dataDir} (embedded PGlite)`;
     if (flags.json) {

@@ -6,9 +6,9 @@
  */
 import type { Command } from 'commander';
 import pino from 'pino';
-import { App } from '../app.js';
+import { App, openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
-import { type Database, openMigratedDatabase } from '../db/index.js';
+import type { Database } from '../db/index.js';
 import { clearStrategyHalt, type ResolveResult, resolveUnsureCycle } from '../engine/index.js';
 import { printErrorLine, printJson, printLines, renderRecord } from './api-output.js';
 
@@ -98,11 +98,7 @@ async function runUnhalt(name: string, flags: { json?: boolean }): Promise<void>
 
 async function withDatabase<T>(work: (database: Database) => Promise<T>): Promise<T> {
   const settings = loadSettings({ env: process.env });
-  const { database } = await openMigratedDatabase({
-    url: settings.database.url,
-    dataDir: settings.database.dataDir,
-    maxConnections: 2,
-  });
+  const { database } = await openDatabaseFromSettings(settings, { maxConnections: 2 });
   try {
     return await work(database);
   } finally {

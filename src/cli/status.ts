@@ -3,14 +3,9 @@
  * operator (unsure cycles, halted strategies, the kill switch). Reads the database only; never the service.
  */
 import type { Command } from 'commander';
+import { openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
-import {
-  type Cycle,
-  type Database,
-  type FigureDifference,
-  type OrderRecord,
-  openDatabase,
-} from '../db/index.js';
+import type { Cycle, Database, FigureDifference, OrderRecord } from '../db/index.js';
 import { parseCount } from './api-arguments.js';
 import { cell, printErrorLine, printJson, printLines, renderTable } from './api-output.js';
 
@@ -45,7 +40,7 @@ async function runStatus(flags: { json?: boolean; limit: string }): Promise<void
   try {
     const limit = parseCount('--limit', flags.limit, 1000) ?? 20;
     const settings = loadSettings({ env: process.env });
-    database = await openDatabase({ url: settings.database.url, dataDir: settings.database.dataDir });
+    ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 2 }));
     const report = await readStatus(database, limit, new Date());
     if (flags.json) printJson(report, []);
     else printLines(renderStatus(report), []);

@@ -6,9 +6,9 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import pino from 'pino';
-import { App } from '../app.js';
+import { App, openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
-import { isConnectionLoss, openMigratedDatabase } from '../db/index.js';
+import { isConnectionLoss } from '../db/index.js';
 import { handleSignals, Maintenance } from '../engine/index.js';
 import { printErrorLine, printJson, printLines, renderRecord } from './api-output.js';
 import { runOnceCommand } from './worker-once.js';
@@ -108,11 +108,7 @@ function tolerateLostConnectionRejections(app: App): void {
 async function switchControl(action: 'pause' | 'resume', flags: { reason?: string; json?: boolean }) {
   try {
     const settings = loadSettings({ env: process.env });
-    const { database } = await openMigratedDatabase({
-      url: settings.database.url,
-      dataDir: settings.database.dataDir,
-      maxConnections: 1,
-    });
+    const { database } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
     try {
       const by = `${userInfo().username}@${hostname()} (cli)`;
       const state =

@@ -19,7 +19,7 @@ export class MissingTokenError extends Error {
 }
 
 /** The configured token, or MissingTokenError: a configured service is never called without one. */
-export function requireToken(settings: Settings): string {
+export function requireToken(settings: Pick<Settings, 'api'>): string {
   if (settings.api.token === undefined) throw new MissingTokenError();
   return settings.api.token;
 }

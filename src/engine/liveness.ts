@@ -7,7 +7,7 @@
  * A clean stop removes the row after the worker drained, so it never looks dead.
  */
 import { hostname } from 'node:os';
-import { createPeriodicTask, type PeriodicTask } from '../tracking/index.js';
+import { createPeriodicTask } from '../runtime/periodic-task.js';
 import type { EngineContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
 import { recoverCyclesOf } from './recovery.js';
@@ -58,7 +58,13 @@ export function createLiveness(context: EngineContext, options: LivenessOptions 
     return gone.map((replica) => replica.id);
   };
 
-  let task: PeriodicTask | undefined;
+  const task = createPeriodicTask({
+    name: 'replica heartbeat',
+    intervalMs: heartbeatMs,
+    run: beat,
+    logger,
+    runAtStart: false,
+  });
   return {
     async start() {
       // A database away at this moment must not stop the start: the first beat registers (it upserts).
@@ -66,21 +72,11 @@ export function createLiveness(context: EngineContext, options: LivenessOptions 
         (error: unknown) =>
           logger.warn({ err: error }, 'could not register this replica yet; its heartbeat will register it'),
       );
-      task = createPeriodicTask({
-        name: 'replica heartbeat',
-        intervalMs: heartbeatMs,
-        run: async () => {
-          await beat();
-          return false;
-        },
-        logger,
-        runAtStart: false,
-      });
       task.start();
     },
     beat,
     async stop() {
-      await task?.stop();
+      await task.stop();
       await withDatabase(context, 'replica_remove', () => database.replicas.remove(replicaId)).catch(
         (error: unknown) =>
           logger.warn({ err: error }, 'could not remove this replica from the replicas table'),

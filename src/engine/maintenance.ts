@@ -4,6 +4,7 @@
  * from them. Unsure cycles are split between replicas by leases; the external scan runs on one replica at
  * a time under a session advisory lock held on a reserved connection.
  */
+import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import type { EngineContext } from './context.js';
 import { errorCodeOf, withDatabase } from './engine-errors.js';
 import { type ExternalScanResult, recordExternalOrders } from './external-orders.js';
@@ -24,40 +25,41 @@ export interface MaintenanceReport {
 }
 
 export class Maintenance {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<MaintenanceReport> | undefined;
   private readonly scanWindow: ExternalScanWindow;
   /**
-   * Aborted by stop(): a pass's requests would otherwise hold the worker's stop for the client's timeouts
-   * times its retries (tens of seconds against a service that accepts connections and never answers).
+   * stop() aborts the pass in flight: its requests would otherwise hold the worker's stop for the client's
+   * timeouts times its retries (tens of seconds against a service that accepts connections and never answers).
    */
-  private lifetime = new AbortController();
+  private readonly task: PeriodicTask<MaintenanceReport>;
+  /** The instant runOnce(now) asked for, read as its pass starts (runNow starts a run synchronously). */
+  private requestedNow: Date | undefined;
 
   constructor(private readonly context: EngineContext) {
     this.scanWindow = new ExternalScanWindow(context.settings.reconcile);
+    this.task = createPeriodicTask({
+      name: 'maintenance',
+      intervalMs: context.settings.reconcile.intervalMs,
+      logger: context.logger,
+      run: (signal) => this.pass(this.requestedNow ?? context.clock(), signal),
+    });
   }
 
   start(): void {
-    if (this.timer) return;
-    void this.runOnce();
-    this.timer = setInterval(() => void this.runOnce(), this.context.settings.reconcile.intervalMs);
+    this.task.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    this.lifetime.abort(new Error('maintenance stopped'));
-    await this.running;
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** One pass; a pass already under way is joined rather than doubled. */
   runOnce(now?: Date): Promise<MaintenanceReport> {
-    // A pass asked for after a stop (the worker started again) must not start out aborted.
-    if (this.running === undefined && this.lifetime.signal.aborted) this.lifetime = new AbortController();
-    this.running ??= this.pass(now ?? this.context.clock(), this.lifetime.signal).finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    this.requestedNow = now;
+    try {
+      return this.task.runNow();
+    } finally {
+      this.requestedNow = undefined;
+    }
   }
 
   private async pass(now: Date, signal: AbortSignal): Promise<MaintenanceReport> {

@@ -4,6 +4,7 @@
  * SIGHUP. start() and stop() are idempotent; stop() lets in-flight cycles finish within the drain time.
  */
 import { retryWhileUnreachable } from '../db/index.js';
+import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
 import { createLimiter, type Limiter } from './concurrency.js';
 import type { EngineContext } from './context.js';
@@ -33,7 +34,11 @@ export class Worker {
   readonly maintenance: Maintenance;
   private current: Strategy[] = [];
   private watcher: StrategyWatcher | undefined;
-  private switchPoll: NodeJS.Timeout | undefined;
+  /**
+   * Cycles read the kill switch themselves; this keeps treasury_paused (and the log line of a flip) current
+   * when no cycle is due for hours.
+   */
+  private readonly switchPoll: PeriodicTask<void>;
   private phase: 'new' | 'starting' | 'started' | 'stopped' = 'new';
   private stopping: Promise<void> | undefined;
   private reloading: Promise<ReloadResult> | undefined;
@@ -51,6 +56,15 @@ export class Worker {
       useCron: options.useCron,
     });
     this.maintenance = new Maintenance(context);
+    this.switchPoll = createPeriodicTask({
+      name: 'kill switch poll',
+      intervalMs: Math.max(1_000, context.settings.killSwitchCacheMs),
+      logger: context.logger,
+      run: async () => {
+        // A failed read is counted where it fails (database errors); the next one comes soon enough.
+        await withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused()).catch(() => false);
+      },
+    });
   }
 
   get strategies(): readonly Strategy[] {
@@ -86,7 +100,7 @@ export class Worker {
       this.scheduler.dispatch(strategy, slot, 'missed');
     }
     this.maintenance.start();
-    this.pollKillSwitch();
+    this.switchPoll.start();
     if (context.settings.reload.watch) {
       this.watcher = watchStrategyFiles(
         this.options.strategiesPath,
@@ -126,7 +140,8 @@ export class Worker {
   private async shutdown(): Promise<void> {
     this.phase = 'stopped';
     this.watcher?.close();
-    clearInterval(this.switchPoll);
+    // Not awaited before the drain: a read waiting on a database that is away must not delay it.
+    const switchPollStopped = this.switchPoll.stop();
     const drained = await this.scheduler.stop(this.context.settings.drainTimeoutMs);
     if (!drained) {
       this.context.logger.error(
@@ -134,7 +149,7 @@ export class Worker {
         'stopping with cycles still in flight; recovery and reconciliation will settle them',
       );
     }
-    await this.maintenance.stop();
+    await Promise.all([this.maintenance.stop(), switchPollStopped]);
   }
 
   /** A halt outlives restarts; whoever starts a replica should see that some automation stays off. */
@@ -154,18 +169,6 @@ export class Worker {
         'strategy HALTED: its cycles skip until an operator settles its unsure cycles (treasury-bot resolve) and runs treasury-bot unhalt',
       );
     }
-  }
-
-  /**
-   * Cycles read the switch themselves; this keeps treasury_paused (and the log line of a flip) current when
-   * no cycle is due for hours.
-   */
-  private pollKillSwitch(): void {
-    const { context } = this;
-    const read = () =>
-      void withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused()).catch(() => undefined);
-    read();
-    this.switchPoll = setInterval(read, Math.max(1_000, context.settings.killSwitchCacheMs));
   }
 
   private async applyFiles(): Promise<ReloadResult> {

@@ -7,9 +7,9 @@
 import { type PurchaseClient, parseWebhookEvent, type WebhookLogEntry } from '../api/index.js';
 import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { Logger } from '../observability/logger.js';
+import { createPeriodicTask } from '../runtime/periodic-task.js';
 import { webhookDedupeKey } from './dedupe-key.js';
 import { orderIdOf } from './event-order.js';
-import { createPeriodicTask } from './periodic-task.js';
 import type { NudgeOutcome, Tracker } from './tracker.js';
 
 export interface BackfillDeps {
@@ -96,10 +96,7 @@ export function createWebhookBackfill(deps: BackfillDeps) {
     intervalMs: deps.settings.intervalMs,
     logger: deps.logger,
     runAtStart: false,
-    run: async (signal) => {
-      await runOnce(signal);
-      return false;
-    },
+    run: runOnce,
   });
 
   return {

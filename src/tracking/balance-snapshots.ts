@@ -7,8 +7,8 @@ import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { BalanceSnapshot, Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import { gaugeValue, type Metrics } from '../observability/metrics.js';
+import { createPeriodicTask } from '../runtime/periodic-task.js';
 import { callDatabase } from './database-call.js';
-import { createPeriodicTask } from './periodic-task.js';
 
 export interface BalanceSnapshotsDeps {
   database: Database;
@@ -46,10 +46,7 @@ export function createBalanceSnapshots(deps: BalanceSnapshotsDeps) {
     name: 'balance snapshot',
     intervalMs: deps.settings.intervalMs,
     logger: deps.logger,
-    run: async (signal) => {
-      await takeSnapshot(signal);
-      return false;
-    },
+    run: takeSnapshot,
   });
 
   return {

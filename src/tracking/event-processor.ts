@@ -7,8 +7,8 @@ import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { createPeriodicTask } from '../runtime/periodic-task.js';
 import { callDatabase } from './database-call.js';
-import { createPeriodicTask } from './periodic-task.js';
 import type { Tracker } from './tracker.js';
 
 export interface StoredEvent {
@@ -85,10 +85,7 @@ export function createEventProcessor(deps: EventProcessorDeps) {
     name: 'webhook event sweep',
     intervalMs: deps.settings.sweepIntervalMs,
     logger,
-    run: async () => {
-      await sweep();
-      return false;
-    },
+    run: () => sweep(),
   });
 
   return {

@@ -16,7 +16,6 @@ import { createWebhookReceiver, type WebhookReceiver } from './webhook-receiver.
 
 export { type BackfillReport, createWebhookBackfill, type WebhookBackfill } from './backfill.js';
 export { type BalanceSnapshots, createBalanceSnapshots } from './balance-snapshots.js';
-export { createPeriodicTask, type PeriodicTask } from './periodic-task.js';
 export { type RegistrationResult, registerWebhooks, WANTED_EVENT_KINDS } from './registration.js';
 export { REDACTED_WEBHOOK_ROUTE, webhookUrl } from './secret.js';
 export { createTracker, type NudgeOutcome, type Tracker, type TrackerDeps } from './tracker.js';

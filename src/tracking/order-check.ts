@@ -1,16 +1,15 @@
 /**
- * One tracking check of one order: wait for the rate limiter, fetch GET /client/orders/:id/tracking, apply
+ * One tracking check of one order: wait for the rate limit, fetch GET /client/orders/:id/tracking, apply
  * the report, tell operators, and decide when to look again. Failures never escape: the order is
  * rescheduled with a growing delay, because one order the service cannot answer for must not stall others.
  */
-import { isPurchaseApiError, type PurchaseClient } from '../api/index.js';
+import { isPurchaseApiError, type PurchaseClient, type ServiceGate } from '../api/index.js';
 import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { Database, OrderRecord, SettlementSource } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { failureDelayMs, nextCheckDelayMs } from './backoff.js';
+import { backoffDelayMs } from '../runtime/backoff.js';
 import { callDatabase } from './database-call.js';
-import type { RateLimiter } from './rate-limiter.js';
 import { reportApplied } from './settlement-report.js';
 import { type SettlementOutcome, toSnapshot } from './transitions.js';
 
@@ -21,7 +20,8 @@ export interface OrderCheckDeps {
   logger: Logger;
   settings: TrackingSettings;
   databaseTimeoutMs: number;
-  limiter: RateLimiter;
+  /** Tracking's own request rate (tracking.poll.maxRequestsPerSecond), apart from the engine's. */
+  limiter: ServiceGate;
   clock: () => Date;
   random: () => number;
 }
@@ -61,7 +61,7 @@ export function createOrderCheck(deps: OrderCheckDeps) {
     source: SettlementSource,
     signal?: AbortSignal,
   ): Promise<CheckResult> {
-    await deps.limiter.acquire(signal);
+    await deps.limiter.admit('getTracking', signal);
     let snapshot: ReturnType<typeof toSnapshot>;
     try {
       // The signal cuts the request short when tracking stops: a worker's stop must not wait out the
@@ -99,4 +99,47 @@ export function createOrderCheck(deps: OrderCheckDeps) {
 
 function sinceProgress(order: OrderRecord, now: Date): number {
   return now.getTime() - order.lastProgressAt.getTime();
+}
+
+/**
+ * When to look at an open order again. Settlement moves in bursts (a deposit, then the rest; a withdrawal,
+ * then its confirmation), so the delay grows with the time since the order last changed: quick right after
+ * any progress, slower while nothing happens.
+ */
+export interface PollPacing {
+  minDelayMs: number;
+  maxDelayMs: number;
+  /** Delay as a share of the time since the last progress. */
+  ageFactor: number;
+}
+
+/** ±10 %: replicas and orders placed together should not poll in lockstep. */
+const POLL_JITTER = 0.1;
+
+export function nextCheckDelayMs(
+  pacing: PollPacing,
+  sinceProgressMs: number,
+  random: () => number = Math.random,
+): number {
+  const clamp = (ms: number) => Math.min(pacing.maxDelayMs, Math.max(pacing.minDelayMs, ms));
+  const wanted = clamp(Math.max(0, sinceProgressMs) * pacing.ageFactor);
+  return Math.round(clamp(wanted * (1 + (random() * 2 - 1) * POLL_JITTER)));
+}
+
+/**
+ * After `failures` consecutive failed checks (1 = the first): the project's backoff, starting at twice the
+ * shortest delay, and never sooner than the order's normal pace.
+ */
+export function failureDelayMs(
+  pacing: PollPacing,
+  sinceProgressMs: number,
+  failures: number,
+  random: () => number = Math.random,
+): number {
+  const backoff = backoffDelayMs(
+    failures,
+    { baseMs: 2 * pacing.minDelayMs, maxMs: pacing.maxDelayMs },
+    random,
+  );
+  return Math.max(backoff, nextCheckDelayMs(pacing, sinceProgressMs, random));
 }

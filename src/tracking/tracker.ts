@@ -5,15 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { PurchaseClient } from '../api/index.js';
+import { createServiceGate, type PurchaseClient } from '../api/index.js';
 import type { TrackingSettings } from '../config/tracking-schema.js';
 import type { Database, OrderRecord, SettlementSource } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { createPeriodicTask } from '../runtime/periodic-task.js';
 import { callDatabase } from './database-call.js';
 import { type CheckResult, createOrderCheck } from './order-check.js';
-import { createPeriodicTask } from './periodic-task.js';
-import { RateLimiter } from './rate-limiter.js';
 import { type SurveyReport, surveyOpenOrders } from './survey.js';
 
 export interface TrackerDeps {
@@ -53,7 +52,8 @@ export function createTracker(deps: TrackerDeps): Tracker {
   const { database, settings, logger } = deps;
   const clock = deps.clock ?? (() => new Date());
   const owner = deps.owner ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const limiter = new RateLimiter(settings.poll.maxRequestsPerSecond);
+  // Polls and nudges together: a burst of webhooks or a backlog of due orders cannot flood the service.
+  const limiter = createServiceGate({ ratePerSecond: settings.poll.maxRequestsPerSecond });
   const checkOrder = createOrderCheck({ ...deps, limiter, clock, random: deps.random ?? Math.random });
   const inFlight = new Map<string, Promise<CheckResult>>();
   /** At most one nudge per order waits for the check in flight, then checks again (see nudge). */
@@ -94,8 +94,9 @@ export function createTracker(deps: TrackerDeps): Tracker {
     name: 'tracking poll',
     intervalMs: settings.poll.intervalMs,
     logger,
+    run: pollPass,
     // A full batch means more orders are due: go again at once instead of after the interval.
-    run: async (signal) => (await pollPass(signal)) >= settings.poll.batchSize,
+    again: (checked) => checked >= settings.poll.batchSize,
   });
   const survey = () =>
     surveyOpenOrders({
@@ -110,10 +111,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
     name: 'tracking survey',
     intervalMs: settings.surveyIntervalMs,
     logger,
-    run: async () => {
-      await survey();
-      return false;
-    },
+    run: () => survey(),
   });
   let started = false;
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient, RETRIED_ERROR_CODES } from '../../src/api/index.js';
-import { computeBackoffMs, shouldRetry } from '../../src/api/retry-policy.js';
+import { shouldRetry } from '../../src/api/retry-policy.js';
 import { Decimal } from '../../src/money.js';
 import { type Harness, rejectionOf, startHarness } from './support/harness.js';
 import { type RawServer, startRawServer } from './support/raw-server.js';
@@ -107,15 +107,5 @@ describe('retry policy', () => {
     expect(retried.sort()).toEqual(['API_RATE_LIMITED', 'API_SERVER_ERROR', 'API_UNAVAILABLE']);
     expect(shouldRetry('API_UNAVAILABLE', 2, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 })).toBe(true);
     expect(shouldRetry('API_UNAVAILABLE', 3, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 })).toBe(false);
-  });
-
-  it('backs off exponentially with jitter between half and all of the window, capped', () => {
-    const settings = { maxAttempts: 10, baseDelayMs: 100, maxDelayMs: 1_000 };
-    expect([1, 2, 3, 4, 5].map((attempt) => computeBackoffMs(attempt, settings, () => 0))).toEqual([
-      50, 100, 200, 400, 500,
-    ]);
-    expect([1, 2, 3, 4, 5].map((attempt) => computeBackoffMs(attempt, settings, () => 1))).toEqual([
-      100, 200, 400, 800, 1_000,
-    ]);
   });
 });

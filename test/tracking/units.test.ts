@@ -1,14 +1,13 @@
 import { pack, unpack } from 'msgpackr';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { trackingSettingsSchema } from '../../src/config/index.js';
-import { failureDelayMs, nextCheckDelayMs } from '../../src/tracking/backoff.js';
 import { webhookDedupeKey } from '../../src/tracking/dedupe-key.js';
-import { RateLimiter } from '../../src/tracking/rate-limiter.js';
+import { failureDelayMs, nextCheckDelayMs } from '../../src/tracking/order-check.js';
 import { createSecretCheck, webhookUrl } from '../../src/tracking/secret.js';
 
 const backoff = { minDelayMs: 1_000, maxDelayMs: 60_000, ageFactor: 0.5 };
 
-describe('backoff', () => {
+describe('when to check an order again', () => {
   it('grows with the time since the last progress, within bounds', () => {
     const exact = () => 0.5;
     expect(nextCheckDelayMs(backoff, 0, exact)).toBe(1_000);
@@ -24,12 +23,14 @@ describe('backoff', () => {
     expect(nextCheckDelayMs(backoff, 1e9, () => 0.999_999)).toBe(60_000);
   });
 
-  it('doubles per consecutive failure, but never below the normal delay', () => {
-    const exact = () => 0.5;
-    expect([1, 2, 3, 10, 1_000].map((n) => failureDelayMs(backoff, 0, n, exact))).toEqual([
+  it('backs off per consecutive failure (from twice the shortest delay), but never below the normal delay', () => {
+    const most = () => 1;
+    expect([1, 2, 3, 10, 1_000].map((n) => failureDelayMs(backoff, 0, n, most))).toEqual([
       2_000, 4_000, 8_000, 60_000, 60_000,
     ]);
-    expect(failureDelayMs(backoff, 100_000, 1, exact)).toBe(50_000);
+    // The shared backoff's jitter keeps half the window: a first failure waits at least the shortest delay.
+    expect(failureDelayMs(backoff, 0, 1, () => 0)).toBe(1_000);
+    expect(failureDelayMs(backoff, 100_000, 1, () => 0.5)).toBe(50_000);
   });
 });
 
@@ -73,38 +74,6 @@ describe('webhook dedupe key', () => {
     expect(webhookDedupeKey('deposit_crypto', data)).not.toBe(key);
     expect(webhookDedupeKey('deposit_fiat', { ...data, amount: 500.51 })).not.toBe(key);
     expect(webhookDedupeKey('deposit_fiat', { ...data, extra: null })).not.toBe(key);
-  });
-});
-
-describe('rate limiter', () => {
-  it('lets a burst through, then one request per 1/rate seconds', async () => {
-    vi.useFakeTimers();
-    try {
-      const limiter = new RateLimiter(100, 3, () => performance.now());
-      const granted: number[] = [];
-      const all = Array.from({ length: 5 }, (_, i) => limiter.acquire().then(() => granted.push(i)));
-      await vi.advanceTimersByTimeAsync(0);
-      expect(granted).toEqual([0, 1, 2]);
-      await vi.advanceTimersByTimeAsync(9);
-      expect(granted).toEqual([0, 1, 2]);
-      await vi.advanceTimersByTimeAsync(1); // one token's worth of time (10 ms at 100/s)
-      expect(granted).toEqual([0, 1, 2, 3]);
-      await vi.advanceTimersByTimeAsync(10);
-      await Promise.all(all);
-      expect(granted).toEqual([0, 1, 2, 3, 4]);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
-
-  it('drops a waiter whose signal fires', async () => {
-    const limiter = new RateLimiter(1, 1, () => 0);
-    await limiter.acquire();
-    const controller = new AbortController();
-    const waiting = limiter.acquire(controller.signal);
-    controller.abort(new Error('stopping'));
-    await expect(waiting).rejects.toThrow('stopping');
-    await expect(limiter.acquire(controller.signal)).rejects.toThrow('stopping');
   });
 });
 

@@ -77,7 +77,17 @@ describe('module boundaries of src/', () => {
   });
 
   it('keeps the decision rules pure: strategy/ imports no other layer, and only the loader reads files', () => {
-    const layers = new Set(['db', 'api', 'engine', 'sandbox', 'tracking', 'observability', 'config', 'cli']);
+    const layers = new Set([
+      'db',
+      'api',
+      'engine',
+      'sandbox',
+      'tracking',
+      'observability',
+      'config',
+      'cli',
+      'runtime',
+    ]);
     expect(
       violations(({ from, target }) => moduleOf(from) === 'strategy' && layers.has(moduleOf(target))),
     ).toEqual([]);
@@ -87,6 +97,17 @@ describe('module boundaries of src/', () => {
         ({ from, target }) =>
           moduleOf(from) === 'strategy' && from !== 'strategy/loader.ts' && io.test(target),
       ),
+    ).toEqual([]);
+  });
+
+  it('keeps runtime/ (the periodic task, the backoff) free of every other module, so any layer may use it', () => {
+    expect(
+      imports.some(
+        (entry) => entry.from === 'tracking/tracker.ts' && entry.target === 'runtime/periodic-task.ts',
+      ),
+    ).toBe(true);
+    expect(
+      violations(({ from, target }) => moduleOf(from) === 'runtime' && !target.startsWith('node:')),
     ).toEqual([]);
   });
 
