@@ -3,10 +3,27 @@
  * Arguments are checked here before anything starts; any failure is one line on stderr and exit code 1.
  */
 import type { Command } from 'commander';
-import { ORDER_STATUSES, WEBHOOK_EVENT_KINDS, type WebhookEventKind } from '../api/index.js';
-import { parseAmount, parseChoice, parseCount, parseInstant, parseSymbol } from './api-arguments.js';
-import { cell, printErrorLine, printJson, printLines, renderRecord, renderTable } from './api-output.js';
-import { type ApiSession, withApiSession } from './api-session.js';
+import {
+  ORDER_STATUSES,
+  type PurchaseClient,
+  WEBHOOK_EVENT_KINDS,
+  type WebhookEventKind,
+} from '../api/index.js';
+import { openService } from '../app.js';
+import { createClientFromSettings, loadSettings, type Settings } from '../config/index.js';
+import {
+  cell,
+  parseAmount,
+  parseChoice,
+  parseCount,
+  parseInstant,
+  parseSymbol,
+  printErrorLine,
+  printJson,
+  printLines,
+  renderRecord,
+  renderTable,
+} from './terminal.js';
 
 interface JsonFlag {
   json?: boolean;
@@ -215,4 +232,31 @@ function pageLine(
   many = `${one}s`,
 ): string {
   return `page ${p.page} of ${Math.max(p.totalPages, 1)} (${p.total} ${p.total === 1 ? one : many})`;
+}
+
+/**
+ * Opens a purchase-service client for one operator command: from the settings, or, when no service
+ * address is configured, against the built-in sandbox started in this process (demo mode).
+ */
+export interface ApiSession {
+  client: PurchaseClient;
+  settings: Settings;
+  /** Values that must not reach the terminal (token, webhook secret). */
+  secrets: string[];
+}
+
+export async function withApiSession<T>(run: (session: ApiSession) => Promise<T>): Promise<T> {
+  const settings = loadSettings({ env: process.env });
+  const service = await openService(settings);
+  if (service.demo) process.stderr.write(`treasury-bot: ${service.demo.notice}\n`);
+  const client = createClientFromSettings(settings, { baseUrl: service.baseUrl, token: service.token });
+  const secrets = [service.token, settings.webhook.secret].filter(
+    (value): value is string => value !== undefined,
+  );
+  try {
+    return await run({ client, settings, secrets });
+  } finally {
+    await client.close();
+    await service.demo?.close();
+  }
 }

@@ -1,16 +1,16 @@
 /**
- * Operator commands for a strategy halted by an ambiguous reconciliation: `resolve` settles one unsure
- * cycle by hand (adopt the order that is its own, or declare that none was placed), `unhalt` lifts the
- * halt once no unsure cycle of the strategy is left. Results go to stdout (one JSON document with --json);
- * an error is one line on stderr and exit 1.
+ * Operator commands on the database. `migrate` brings the schema up to date. For a strategy halted by an
+ * ambiguous reconciliation, `resolve` settles one unsure cycle by hand (adopt the order that is its own, or
+ * declare that none was placed) and `unhalt` lifts the halt once no unsure cycle of the strategy is left.
+ * Results go to stdout (one JSON document with --json); an error is one line on stderr and exit 1.
  */
 import type { Command } from 'commander';
 import pino from 'pino';
 import { App, openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
-import type { Database } from '../db/index.js';
+import { type Database, describeTarget } from '../db/index.js';
 import { clearStrategyHalt, type ResolveResult, resolveUnsureCycle } from '../engine/index.js';
-import { printErrorLine, printJson, printLines, renderRecord } from './api-output.js';
+import { printErrorLine, printJson, printLines, renderRecord } from './terminal.js';
 
 interface ResolveFlags {
   order?: string;
@@ -135,4 +135,50 @@ function describeResolution(result: ResolveResult): string[] {
     : `cycle ${cycle.id} not placed`;
   const { strategy, slot, reason } = summaryOf(result);
   return [what, ...renderRecord({ strategy, slot, reason })];
+}
+
+/** `migrate`: PostgreSQL when DATABASE_URL is set, otherwise the embedded database; `run` and `once` migrate on start too. */
+export function registerDbCommands(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply database migrations (also done by run and once on start)')
+    .option('--json', 'print one JSON document on stdout')
+    .action((flags: { json?: boolean }) => runMigrate(flags));
+}
+
+async function runMigrate(flags: { json?: boolean }): Promise<void> {
+  // The connection string may carry a password: it is treated as a secret in every line printed.
+  let secrets: string[] = [];
+  try {
+    const settings = loadSettings({ env: process.env });
+    const { url, dataDir } = settings.database;
+    secrets = url ? [url, ...passwordOf(url)] : [];
+    const { database, migration } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
+    await database.close();
+    const target = url ? `${describeTarget(url)} (PostgreSQL)` : `${dataDir} (embedded PGlite)`;
+    if (flags.json) {
+      printJson({ backend: database.kind, applied: migration.applied }, secrets);
+    } else {
+      printLines(
+        [
+          migration.applied.length === 0
+            ? `database ${target} is up to date`
+            : `database ${target}: applied ${migration.applied.join(', ')}`,
+        ],
+        secrets,
+      );
+    }
+  } catch (error) {
+    printErrorLine(error, secrets);
+    process.exitCode = 1;
+  }
+}
+
+function passwordOf(url: string): string[] {
+  try {
+    const password = new URL(url).password;
+    return password ? [password, decodeURIComponent(password)] : [];
+  } catch {
+    return [];
+  }
 }

@@ -1,8 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerApiCommands } from './api.js';
-import { registerDbCommands } from './db.js';
-import { registerOperatorCommands } from './operator.js';
+import { registerDbCommands, registerOperatorCommands } from './operator.js';
 import { registerSandboxCommands } from './sandbox.js';
 import { registerStatusCommands } from './status.js';
 import { registerValidateCommands } from './validate.js';

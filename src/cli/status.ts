@@ -6,8 +6,7 @@ import type { Command } from 'commander';
 import { openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
 import type { Cycle, Database, FigureDifference, OrderRecord } from '../db/index.js';
-import { parseCount } from './api-arguments.js';
-import { cell, printErrorLine, printJson, printLines, renderTable } from './api-output.js';
+import { cell, parseCount, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 
 export function registerStatusCommands(program: Command): void {
   program

@@ -1,6 +1,4 @@
-export { type EngineSettings, engineSchema } from './engine-schema.js';
 export { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, ENV_BINDINGS, type Environment } from './env.js';
-export { formatProblem, SettingsError, type SettingsProblem } from './errors.js';
 export {
   DEFAULT_OPS_ADDR,
   DEFAULT_WEBHOOK_ADDR,
@@ -8,7 +6,19 @@ export {
   type ListenerPlan,
   planListeners,
 } from './listeners.js';
-export { type LoadSettingsInput, loadSettings } from './load.js';
-export { type Settings, settingsSchema } from './schema.js';
+export {
+  formatProblem,
+  type LoadSettingsInput,
+  loadSettings,
+  SettingsError,
+  type SettingsProblem,
+} from './load.js';
+export {
+  type EngineSettings,
+  engineSchema,
+  type Settings,
+  settingsSchema,
+  type TrackingSettings,
+  trackingSettingsSchema,
+} from './schema.js';
 export { createClientFromSettings, MissingTokenError, requireToken } from './service-client.js';
-export { type TrackingSettings, trackingSettingsSchema } from './tracking-schema.js';

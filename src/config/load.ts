@@ -2,14 +2,13 @@
  * Settings = schema defaults, overridden by the YAML file named by TREASURY_CONFIG, overridden by env.
  * Every problem is collected and reported at once, each named by where it came from.
  */
+
+import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, type Environment, readEnvOverrides } from './env.js';
-import { SettingsError, type SettingsProblem } from './errors.js';
 import { SECRET_KEYS, type Settings, settingsSchema } from './schema.js';
-import { resolveSecretFiles } from './secret-files.js';
-import { readSettingsFile, type SettingsFile } from './settings-file.js';
-import { isPlainObject, type PlainObject, valueAt, writeAt } from './tree.js';
 
 export interface LoadSettingsInput {
   env: Environment;
@@ -82,4 +81,194 @@ function toProblems(
 
 function resolveFrom(cwd: string, path: string): string {
   return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+/**
+ * Reads the YAML settings file and keeps its source positions, so that a bad value can be reported as
+ * `file:line:col` long after parsing.
+ */
+export interface SettingsFile {
+  path: string;
+  data: unknown;
+  /** `file:line:col` of the deepest node along `path` that exists in the file, or the file alone. */
+  locate(path: readonly PropertyKey[]): string;
+}
+
+/** Returns undefined when the file is absent and was not asked for explicitly. */
+export function readSettingsFile(path: string, required: boolean): SettingsFile | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !required) return undefined;
+    const reason =
+      code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? (error as Error).message})`;
+    throw new SettingsError([{ where: path, key: '', message: reason }], { cause: error });
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new SettingsError(
+      doc.errors.map((error) => {
+        const { line, col } = lineCounter.linePos(error.pos[0]);
+        return { where: `${path}:${line}:${col}`, key: '', message: `YAML ${error.message.split('\n')[0]}` };
+      }),
+    );
+  }
+
+  return {
+    path,
+    data: doc.toJS() ?? {},
+    locate(keyPath) {
+      for (let length = keyPath.length; length >= 0; length--) {
+        const node = length === 0 ? doc.contents : doc.getIn(keyPath.slice(0, length), true);
+        if (isNode(node) && node.range) {
+          const { line, col } = lineCounter.linePos(node.range[0]);
+          return `${path}:${line}:${col}`;
+        }
+      }
+      return path;
+    },
+  };
+}
+
+/** Small accessors for the raw settings tree (parsed YAML plus env), addressed by key paths. */
+export type PlainObject = Record<string, unknown>;
+
+export function isPlainObject(value: unknown): value is PlainObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function valueAt(tree: PlainObject, path: readonly string[]): unknown {
+  let node: unknown = tree;
+  for (const key of path) {
+    if (!isPlainObject(node)) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+/**
+ * Sets a value, creating missing sections. A section that exists but is not a mapping is left alone, so
+ * that validation reports the file's mistake instead of an override silently replacing it.
+ */
+export function writeAt(tree: PlainObject, path: readonly string[], value: unknown): void {
+  let node: PlainObject = tree;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (next === undefined) node[key] = {};
+    else if (!isPlainObject(next)) return;
+    node = node[key] as PlainObject;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+/** One thing wrong with the settings, located where an operator can fix it. */
+export interface SettingsProblem {
+  /** `path/to/file.yaml:12:5`, `env TREASURY_HTTP_PORT`, or the file alone when no position is known. */
+  where: string;
+  /** Dotted settings key, e.g. `api.timeouts.connectMs`. */
+  key: string;
+  message: string;
+}
+
+/**
+ * Settings that cannot be used. The message lists every problem, one per line, and never a secret's value
+ * (the loader leaves the value out for secret keys).
+ */
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+  readonly code = 'SETTINGS_INVALID';
+
+  constructor(
+    readonly problems: readonly SettingsProblem[],
+    options?: { cause?: unknown },
+  ) {
+    super(
+      problems.length === 1
+        ? `invalid settings: ${formatProblem(problems[0]!)}`
+        : `invalid settings:\n${problems.map((problem) => `  ${formatProblem(problem)}`).join('\n')}`,
+      options,
+    );
+  }
+}
+
+export function formatProblem(problem: SettingsProblem): string {
+  return problem.key
+    ? `${problem.where}: ${problem.key}: ${problem.message}`
+    : `${problem.where}: ${problem.message}`;
+}
+
+/**
+ * Secrets may be given directly (`api.token`, TREASURY_API_TOKEN) or as a file holding them
+ * (`api.tokenFile`, TREASURY_API_TOKEN_FILE), which keeps them out of the environment of child processes
+ * and out of `ps`. Env wins over the settings file; within one source, giving both forms is an error.
+ */
+const SECRET_PAIRS = [
+  { section: 'api', value: 'token', file: 'tokenFile' },
+  { section: 'webhook', value: 'secret', file: 'secretFile' },
+  // The connection string carries the database password.
+  { section: 'database', value: 'url', file: 'urlFile' },
+] as const;
+
+interface Context {
+  cwd: string;
+  envOrigins: Map<string, string>;
+  describe(key: string): string;
+}
+
+/** Replaces each `*File` setting by the secret it names; returns the problems met. */
+export function resolveSecretFiles(tree: PlainObject, context: Context): SettingsProblem[] {
+  const problems: SettingsProblem[] = [];
+  for (const pair of SECRET_PAIRS) {
+    const section = tree[pair.section];
+    if (!isPlainObject(section)) continue;
+    const valueKey = `${pair.section}.${pair.value}`;
+    const fileKey = `${pair.section}.${pair.file}`;
+    const valueEnv = context.envOrigins.get(valueKey);
+    const fileEnv = context.envOrigins.get(fileKey);
+    if (valueEnv && fileEnv) {
+      problems.push({ where: 'env', key: valueKey, message: `set only one of ${valueEnv} and ${fileEnv}` });
+      continue;
+    }
+    if (valueEnv) delete section[pair.file];
+    else if (fileEnv) delete section[pair.value];
+    else if (section[pair.value] !== undefined && section[pair.file] !== undefined) {
+      problems.push({
+        where: context.describe(fileKey),
+        key: fileKey,
+        message: `set only one of ${valueKey} and ${fileKey}`,
+      });
+      continue;
+    }
+    if (section[pair.file] === undefined) continue;
+    const problem = readSecretFile(section, pair, context.cwd);
+    if (problem) problems.push({ where: context.describe(fileKey), key: fileKey, message: problem });
+    // A refused secret read from a file is reported against the setting that named the file.
+    else if (fileEnv) context.envOrigins.set(valueKey, fileEnv);
+  }
+  return problems;
+}
+
+function readSecretFile(
+  section: PlainObject,
+  pair: (typeof SECRET_PAIRS)[number],
+  cwd: string,
+): string | undefined {
+  const named = section[pair.file];
+  delete section[pair.file];
+  if (typeof named !== 'string' || named.trim() === '') return 'expected the path of a file';
+  const path = resolve(cwd, named);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'read error';
+    return `cannot read ${JSON.stringify(path)} (${code})`;
+  }
+  const secret = text.trim();
+  if (secret === '') return `file ${JSON.stringify(path)} is empty`;
+  section[pair.value] = secret;
+  return undefined;
 }

@@ -4,8 +4,163 @@
  * Secrets (`api.token`, `webhook.secret`) arrive resolved: their `*File` forms are read by the loader.
  */
 import { z } from 'zod';
-import { engineSchema } from './engine-schema.js';
-import { trackingSettingsSchema } from './tracking-schema.js';
+import { Decimal } from '../money.js';
+import { DEFAULT_QUOTE_TOLERANCES } from '../strategy/index.js';
+
+const ms = z.number().int().nonnegative();
+const positiveMs = z.number().int().positive();
+
+/**
+ * How far a quote's figures may stray before the worker refuses it (`engine.quoteChecks`): the
+ * tolerances the pure quote-sanity rule takes as an argument. The defaults are the rule's own, so a worker
+ * without settings decides as the rule's tests describe. Values are decimal text like all money here: a
+ * YAML number such as 0.1 has already become a binary approximation by the time it is read.
+ */
+const nonNegativeDecimal = z
+  .string({ error: 'expected decimal text in quotes, such as "0.5"' })
+  .regex(/^\d+(\.\d+)?$/, { error: 'expected decimal text of zero or more, such as "0.5"' })
+  .transform((text) => new Decimal(text));
+
+export const quoteChecksSchema = z.strictObject({
+  /** |totalCost − price × totalFilled| may be up to this percent of totalCost ... */
+  costMismatchPct: nonNegativeDecimal.default(DEFAULT_QUOTE_TOLERANCES.costMismatchPct),
+  /** ... or up to this fiat amount, whichever is larger (the service rounds totalCost to cents). */
+  costMismatchAbsolute: nonNegativeDecimal.default(DEFAULT_QUOTE_TOLERANCES.costMismatchAbsolute),
+  /** totalCost may exceed the strategy's amount by at most this percent: the service's fees. */
+  feeAllowancePct: nonNegativeDecimal.default(DEFAULT_QUOTE_TOLERANCES.feeAllowancePct),
+});
+
+/**
+ * Settings of the worker engine (`engine:` in the settings file): scheduling, the buy cycle's deadlines,
+ * crash recovery and reconciliation. Defaults live here; config/default.yaml shows them to operators.
+ */
+export const engineSchema = z.strictObject({
+  /** Cycles in flight at once; quotes and orders travel on a pool of this many connections of their own. */
+  concurrency: z.number().int().min(1).max(256).default(8),
+  /** How long a quote lives at the service (the reference says 5 seconds). */
+  quoteWindowMs: positiveMs.default(5_000),
+  /** The worker stops using a quote this long before its window closes (clock skew, network). */
+  deadlineMarginMs: ms.default(1_000),
+  /** Fresh quotes a slot may take after an expired or late one. */
+  maxFreshQuotes: z.number().int().min(0).max(10).default(2),
+  /** Wait for the answer to an order request; after it the outcome is unknown (never re-sent). */
+  orderTimeoutMs: positiveMs.default(10_000),
+  /** Wait for GET /client/balance when a strategy's guards need it. */
+  balanceTimeoutMs: positiveMs.default(3_000),
+  /** The kill switch is re-read from the database at most this long after the last read. */
+  killSwitchCacheMs: z.number().int().min(0).max(1_000).default(1_000),
+  /** Slots node-cron did not fire (DST gaps, a blocked event loop) are caught up this often. */
+  catchUpIntervalMs: positiveMs.default(15_000),
+  /** ...for slots at least this old, so the sweep never races node-cron's own tick. */
+  catchUpLagMs: ms.default(2_000),
+  /** `run` waits this long for an unreachable database at start (a deploy, a failover) before giving up. */
+  startupDatabaseWaitMs: ms.default(60_000),
+  /** The engine, and tracking, give up on a database statement after this (the driver may wait forever). */
+  databaseTimeoutMs: positiveMs.default(10_000),
+  /** Graceful stop waits this long for in-flight cycles. */
+  drainTimeoutMs: positiveMs.default(30_000),
+  recovery: z
+    .strictObject({
+      /** A cycle in `submitting` older than the order timeout plus this belongs to a dead process: unsure. */
+      submittingMarginMs: positiveMs.default(30_000),
+      /** A cycle in claimed/quoted older than this belongs to a dead process: failed (abandoned). */
+      abandonAfterMs: positiveMs.default(120_000),
+    })
+    .prefault({}),
+  reconcile: z
+    .strictObject({
+      /** Recovery, reconciliation of unsure cycles and the external-order scan run this often. */
+      intervalMs: positiveMs.default(30_000),
+      /** How long an order may take to show in the service's order list. */
+      visibilityLagMs: ms.default(30_000),
+      /** Allowed difference between our clock and the service's order timestamps. */
+      clockSkewMs: ms.default(5_000),
+      /** A replica holds an unsure cycle this long while matching it. */
+      leaseMs: positiveMs.default(60_000),
+      batchSize: z.number().int().min(1).max(1_000).default(50),
+      /** The external-order scan looks this far back. */
+      externalLookbackMs: positiveMs.default(24 * 3_600_000),
+      /** Pages of 100 orders read per list call at most. */
+      maxPages: z.number().int().min(1).max(1_000).default(20),
+    })
+    .prefault({}),
+  /** Tolerances of the quote-sanity rule, fees included (see quoteChecksSchema above). */
+  quoteChecks: quoteChecksSchema.prefault({}),
+  reload: z
+    .strictObject({
+      /** Watch the strategy files and apply valid changes without a restart. */
+      watch: z.boolean().default(true),
+      debounceMs: ms.default(300),
+    })
+    .prefault({}),
+});
+
+export type EngineSettings = z.output<typeof engineSchema>;
+
+/**
+ * Settings of settlement tracking (src/tracking/): the poller, the webhook receiver, the webhook-log
+ * backfill and the balance snapshots. Durations are milliseconds; every default is here.
+ */
+const positiveCount = (max: number) => z.number().int().min(1).max(max);
+
+const pollSchema = z.strictObject({
+  /** false: no periodic polling; orders then move only through webhook nudges (and reconciliation). */
+  enabled: z.boolean().default(true),
+  /** How often the poller looks for orders due a check when the previous look found few. */
+  intervalMs: positiveMs.default(1_000),
+  /** Orders leased per look. */
+  batchSize: positiveCount(500).default(20),
+  /** Tracking requests in flight at once per replica. */
+  concurrency: positiveCount(64).default(4),
+  /** How long a replica owns the orders it leased; must outlast a batch. */
+  leaseMs: positiveMs.default(60_000),
+  /** Delay before the next check: time since the last progress × ageFactor, clamped to [min, max]. */
+  minDelayMs: positiveMs.default(2_000),
+  maxDelayMs: positiveMs.default(300_000),
+  ageFactor: z.number().positive().max(10).default(0.25),
+  /** Upper bound of tracking requests per second from this replica, nudges included. */
+  maxRequestsPerSecond: z.number().positive().max(1_000).default(5),
+});
+
+const receiverSchema = z.strictObject({
+  /** Largest webhook body accepted; a larger one is answered 413. */
+  bodyLimitBytes: z
+    .number()
+    .int()
+    .min(1_024)
+    .max(16 * 1024 * 1024)
+    .default(256 * 1024),
+  /** How often stored events still waiting for their order (or for processing) are looked at again. */
+  sweepIntervalMs: positiveMs.default(10_000),
+  /** How long an event for an order we do not know yet is retried before it is left for review. */
+  unknownOrderRetryMs: positiveMs.default(3_600_000),
+});
+
+const backfillSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  intervalMs: positiveMs.default(60_000),
+  /** Most recent pages of GET /client/webhook/logs read per pass. */
+  pages: positiveCount(20).default(2),
+  pageSize: positiveCount(100).default(100),
+});
+
+const balanceSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  intervalMs: positiveMs.default(60_000),
+});
+
+export const trackingSettingsSchema = z.strictObject({
+  poll: pollSchema.prefault({}),
+  /** An open order without any settlement progress for this long is flagged as stuck. */
+  stuckAfterMs: positiveMs.default(2 * 3_600_000),
+  /** How often open orders are surveyed for stuck ones and the open-order gauges refreshed. */
+  surveyIntervalMs: positiveMs.default(15_000),
+  receiver: receiverSchema.prefault({}),
+  backfill: backfillSchema.prefault({}),
+  balance: balanceSchema.prefault({}),
+});
+
+export type TrackingSettings = z.output<typeof trackingSettingsSchema>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -19,7 +174,6 @@ const listenAddress = z
   .refine((text) => Number(text.slice(text.lastIndexOf(':') + 1)) <= 65_535, {
     error: 'the port must be 0 to 65535',
   });
-const positiveMs = z.number().int().positive();
 
 const apiSchema = z.strictObject({
   /** Unset: commands start the built-in sandbox in-process (demo mode). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Decimal } from '../money.js';
-import type { Rng } from './rng.js';
+import type { Rng } from './market.js';
 import {
   type FaultConfig,
   MALFORMED_KINDS,

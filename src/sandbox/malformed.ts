@@ -1,5 +1,4 @@
-import type { WireFormat } from './codec.js';
-import { encodeBody } from './codec.js';
+import { encodeBody, type WireFormat } from './protocol.js';
 import type { MalformedKind } from './types.js';
 
 /** A byte msgpack never uses, so a body starting with it cannot be decoded. */

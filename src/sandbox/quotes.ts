@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Decimal, formatMoney } from '../money.js';
-import { badRequest } from './errors.js';
-import type { PriceFeed } from './price-feed.js';
+import type { PriceFeed } from './market.js';
+import { badRequest } from './protocol.js';
 
 export const QUOTE_WINDOW_MS = 5_000;
 /**

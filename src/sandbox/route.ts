@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { encodeBody, negotiateFormat } from './codec.js';
-import { errorBody, SandboxHttpError } from './errors.js';
 import { type Delays, type FaultInjector, reshapeOrders } from './faults.js';
 import { malformBody } from './malformed.js';
+import { encodeBody, errorBody, negotiateFormat, SandboxHttpError } from './protocol.js';
 import type { Simulator } from './simulator.js';
 import type { RouteName } from './types.js';
 

@@ -1,22 +1,20 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { parseDecimal } from '../money.js';
-import { type Access, createAuthorizer } from './auth.js';
-import { registerMsgpackParser } from './codec.js';
-import { errorBody } from './errors.js';
 import { Delays, FaultInjector } from './faults.js';
 import { viewOrder } from './ledger.js';
-import { PriceFeed } from './price-feed.js';
-import { createRng, deriveSeed } from './rng.js';
+import { createRng, deriveSeed, PriceFeed } from './market.js';
+import { type Access, createAuthorizer, errorBody, registerMsgpackParser } from './protocol.js';
 import { send } from './route.js';
-import { registerBalanceRoutes } from './routes/balance.js';
-import { registerControlRoutes } from './routes/control.js';
-import { registerOrderRoutes } from './routes/orders.js';
-import { registerQuoteRoutes } from './routes/quotes.js';
-import { registerWebhookRoutes } from './routes/webhooks.js';
+import {
+  registerBalanceRoutes,
+  registerControlRoutes,
+  registerOrderRoutes,
+  registerQuoteRoutes,
+  registerWebhookRoutes,
+} from './routes.js';
 import { Simulator } from './simulator.js';
 import type { RunningSandbox, SandboxOptions } from './types.js';
-import { WebhookDeliverer } from './webhook-delivery.js';
-import { WebhookHub } from './webhooks.js';
+import { WebhookDeliverer, WebhookHub } from './webhooks.js';
 
 export const DEMO_TOKEN = 'sandbox-demo-token';
 

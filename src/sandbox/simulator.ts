@@ -1,11 +1,10 @@
 import { type Decimal, parseDecimal } from '../money.js';
-import { computeCredit } from './balance.js';
-import { badRequest, notFound, SandboxHttpError } from './errors.js';
 import { type Order, OrderLedger } from './ledger.js';
 import { Lifecycle } from './lifecycle.js';
-import type { PriceFeed } from './price-feed.js';
+import type { PriceFeed } from './market.js';
+import { badRequest, notFound, SandboxHttpError } from './protocol.js';
 import { type IssuedQuote, QuoteBook } from './quotes.js';
-import { orderRecord } from './records.js';
+import { computeCredit, orderRecord } from './records.js';
 import type { WebhookHub } from './webhooks.js';
 
 export interface SimulatorSettings {

@@ -5,12 +5,11 @@
  * time a missed event costs.
  */
 import { type PurchaseClient, parseWebhookEvent, type WebhookLogEntry } from '../api/index.js';
-import type { TrackingSettings } from '../config/tracking-schema.js';
+import type { TrackingSettings } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import { createPeriodicTask } from '../runtime/periodic-task.js';
-import { webhookDedupeKey } from './dedupe-key.js';
-import { orderIdOf } from './event-order.js';
 import type { NudgeOutcome, Tracker } from './tracker.js';
+import { orderIdOf, webhookDedupeKey } from './webhook-receiver.js';
 
 export interface BackfillDeps {
   client: Pick<PurchaseClient, 'getAllWebhookLogs'>;

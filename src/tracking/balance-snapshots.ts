@@ -3,7 +3,7 @@
  * exported as gauges for dashboards and alerts (credit running out, withdrawals blocked).
  */
 import type { Balance, PurchaseClient } from '../api/index.js';
-import type { TrackingSettings } from '../config/tracking-schema.js';
+import type { TrackingSettings } from '../config/schema.js';
 import type { BalanceSnapshot, Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import { gaugeValue, type Metrics } from '../observability/metrics.js';

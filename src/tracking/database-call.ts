@@ -1,6 +1,5 @@
 import { withinDatabaseTimeout } from '../db/index.js';
-import { countDatabaseErrors } from '../observability/database-errors.js';
-import type { Metrics } from '../observability/metrics.js';
+import { countDatabaseErrors, type Metrics } from '../observability/metrics.js';
 
 export interface DatabaseCallDeps {
   metrics: Pick<Metrics, 'databaseErrors'>;

@@ -3,7 +3,7 @@
  * the order's tracking now. An event for an order we have not recorded yet (the `order` event can beat the
  * cycle's own write) is kept as unknown_order and retried by the sweep for a while, then left for review.
  */
-import type { TrackingSettings } from '../config/tracking-schema.js';
+import type { TrackingSettings } from '../config/schema.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';

@@ -17,9 +17,14 @@ import { createWebhookReceiver, type WebhookReceiver } from './webhook-receiver.
 export { type BackfillReport, createWebhookBackfill, type WebhookBackfill } from './backfill.js';
 export { type BalanceSnapshots, createBalanceSnapshots } from './balance-snapshots.js';
 export { type RegistrationResult, registerWebhooks, WANTED_EVENT_KINDS } from './registration.js';
-export { REDACTED_WEBHOOK_ROUTE, webhookUrl } from './secret.js';
 export { createTracker, type NudgeOutcome, type Tracker, type TrackerDeps } from './tracker.js';
-export { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverDeps } from './webhook-receiver.js';
+export {
+  createWebhookReceiver,
+  REDACTED_WEBHOOK_ROUTE,
+  type WebhookReceiver,
+  type WebhookReceiverDeps,
+  webhookUrl,
+} from './webhook-receiver.js';
 
 export interface TrackingDeps {
   database: Database;

@@ -3,15 +3,20 @@
  * the report, tell operators, and decide when to look again. Failures never escape: the order is
  * rescheduled with a growing delay, because one order the service cannot answer for must not stall others.
  */
-import { isPurchaseApiError, type PurchaseClient, type ServiceGate } from '../api/index.js';
-import type { TrackingSettings } from '../config/tracking-schema.js';
-import type { Database, OrderRecord, SettlementSource } from '../db/index.js';
+import { isPurchaseApiError, type PurchaseClient, type ServiceGate, type Tracking } from '../api/index.js';
+import type { TrackingSettings } from '../config/schema.js';
+import type {
+  Database,
+  OrderRecord,
+  SettlementEvent,
+  SettlementSource,
+  TrackingApplied,
+  TrackingSnapshot,
+} from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { backoffDelayMs } from '../runtime/backoff.js';
 import { callDatabase } from './database-call.js';
-import { reportApplied } from './settlement-report.js';
-import { type SettlementOutcome, toSnapshot } from './transitions.js';
 
 export interface OrderCheckDeps {
   database: Database;
@@ -142,4 +147,92 @@ export function failureDelayMs(
     random,
   );
   return Math.max(backoff, nextCheckDelayMs(pacing, sinceProgressMs, random));
+}
+
+export interface ReportDeps {
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/**
+ * Tells operators about one applied tracking report: one log line per settlement change or update (the
+ * audit trail an operator greps for an order), a warning per anomaly, and the settlement series.
+ */
+export function reportApplied(
+  deps: ReportDeps,
+  before: OrderRecord,
+  applied: TrackingApplied,
+  source: SettlementSource,
+): SettlementOutcome {
+  const outcome = classifyApplied(applied.event);
+  if (outcome.kind === 'unchanged') return outcome;
+  const line = describeChange(applied.order, outcome.event, source);
+  if (outcome.kind === 'anomaly') {
+    deps.metrics.settlementAnomalies.inc();
+    deps.logger.warn(
+      { ...line, anomaly: outcome.anomaly, kept: applied.order.status },
+      'settlement anomaly: report recorded, not applied',
+    );
+    return outcome;
+  }
+  // Same status with new details (amounts received so far, the withdrawal's progress) reads differently
+  // from a step, so an operator counting steps in the log does not count these.
+  deps.logger.info(line, outcome.kind === 'advanced' ? 'settlement changed' : 'settlement details updated');
+  if (outcome.kind === 'advanced') {
+    deps.metrics.settlementChanges.inc({ status: outcome.event.toStatus, source });
+    if (applied.order.settledAt !== null && before.settledAt === null) {
+      const seconds = (applied.order.settledAt.getTime() - applied.order.createdAt.getTime()) / 1000;
+      deps.metrics.settlementDuration.observe(Math.max(0, seconds));
+    }
+  }
+  return outcome;
+}
+
+/**
+ * From a tracking answer to the record the database applies, and from the applied result to what it
+ * means. Which moves are legal is decided inside the database's locked transaction (src/db
+ * settlement-progress: forward skips are legal since polls miss steps, a move back is an anomaly that is
+ * recorded and not applied); this module only reads the outcome.
+ */
+export function toSnapshot(tracking: Tracking): TrackingSnapshot {
+  return {
+    status: tracking.settlementStatus,
+    expectedAmount: tracking.expectedAmount,
+    receivedAmount: tracking.receivedAmount,
+    withdrawnAmount: tracking.withdrawnAmount,
+    withdrawal: tracking.withdrawal,
+  };
+}
+
+export type SettlementOutcome =
+  /** Nothing new: the report matched what the order knew (or repeated a known anomaly). */
+  | { kind: 'unchanged' }
+  /** The status moved forward (possibly skipping states), with or without amount changes. */
+  | { kind: 'advanced'; event: SettlementEvent }
+  /** Same status, new amounts or withdrawal details. */
+  | { kind: 'updated'; event: SettlementEvent }
+  /** An illegal report (status back, amount down): recorded with its anomaly, not applied. */
+  | { kind: 'anomaly'; event: SettlementEvent; anomaly: string };
+
+export function classifyApplied(event: SettlementEvent | null): SettlementOutcome {
+  if (event === null) return { kind: 'unchanged' };
+  if (event.anomaly !== null) return { kind: 'anomaly', event, anomaly: event.anomaly };
+  if (event.fromStatus !== event.toStatus) return { kind: 'advanced', event };
+  return { kind: 'updated', event };
+}
+
+/** The fields of one settlement log line: order, from, to, source and amounts as decimal text. */
+export function describeChange(order: OrderRecord, event: SettlementEvent, source: SettlementSource) {
+  const withdrawal = event.withdrawal as { status?: unknown; transactionId?: unknown } | null;
+  return {
+    orderId: order.serviceOrderId,
+    from: event.fromStatus,
+    to: event.toStatus,
+    source,
+    expectedAmount: event.expectedAmount?.toFixed() ?? null,
+    receivedAmount: event.receivedAmount?.toFixed() ?? null,
+    withdrawnAmount: event.withdrawnAmount?.toFixed() ?? null,
+    withdrawalStatus: typeof withdrawal?.status === 'string' ? withdrawal.status : null,
+    transactionId: typeof withdrawal?.transactionId === 'string' ? withdrawal.transactionId : null,
+  };
 }

@@ -6,7 +6,7 @@
 import type { PurchaseClient, WebhookConfig } from '../api/index.js';
 import type { Settings } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
-import { webhookUrl } from './secret.js';
+import { webhookUrl } from './webhook-receiver.js';
 
 /** The kinds the tracker wants: each one names an order and hints at a settlement step. */
 export const WANTED_EVENT_KINDS = [

@@ -1,10 +1,24 @@
-import type { FastifyInstance } from 'fastify';
-import type { TrackingSettings } from '../config/tracking-schema.js';
+/**
+ * The webhook receiver: `POST /webhooks/<secret>` in JSON or msgpack. The secret is checked in constant
+ * time before the body is read; the event is validated, stored once (deduplicated by its content) and only
+ * then answered 2xx, so that the service retries anything we did not keep. The path is never logged: every
+ * line names the route `/webhooks/:secret`.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Unpackr } from 'msgpackr';
+import {
+  parseWebhookEvent,
+  quoteInexactNumbers,
+  WEBHOOK_EVENT_KINDS,
+  type WebhookEvent,
+} from '../api/index.js';
+import type { TrackingSettings } from '../config/schema.js';
 import type { Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { createEventProcessor } from './event-processor.js';
-import { registerReceiverRoute } from './receiver.js';
+import { callDatabase } from './database-call.js';
+import { createEventProcessor, type EventProcessor } from './event-processor.js';
 import type { Tracker } from './tracker.js';
 
 export interface WebhookReceiverDeps {
@@ -62,4 +76,188 @@ export function createWebhookReceiver(deps: WebhookReceiverDeps): WebhookReceive
     sweep: () => processor.sweep(),
     idle: () => processor.idle(),
   };
+}
+
+interface ReceiverRouteDeps {
+  database: Database;
+  processor: Pick<EventProcessor, 'accept'>;
+  metrics: Metrics;
+  databaseTimeoutMs: number;
+  logger: Logger;
+  secret: string;
+  settings: TrackingSettings['receiver'];
+  clock: () => Date;
+}
+
+/** The receiver's path as it may appear in logs and metrics. */
+export const REDACTED_WEBHOOK_ROUTE = '/webhooks/:secret';
+const MSGPACK_TYPES = ['application/msgpack', 'application/x-msgpack'];
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
+const route = REDACTED_WEBHOOK_ROUTE;
+
+type Rejection = { status: 400 | 401 | 413 | 415; error: string; message?: string };
+
+/** Registers the route in its own encapsulated scope, so its parsers and error handling stay its own. */
+function registerReceiverRoute(app: FastifyInstance, deps: ReceiverRouteDeps): void {
+  const isSecret = createSecretCheck(deps.secret);
+  const reject = (reply: FastifyReply, kind: string, rejection: Rejection) => {
+    deps.metrics.webhookEvents.inc({ kind, result: 'rejected' });
+    deps.logger.warn(
+      { route, status: rejection.status, kind, reason: rejection.message ?? rejection.error },
+      'webhook rejected',
+    );
+    const body = rejection.message
+      ? { error: rejection.error, message: rejection.message }
+      : { error: rejection.error };
+    return reply.code(rejection.status).send(body);
+  };
+
+  void app.register(async (scope) => {
+    // JSON and msgpack only (fastify would also take text/plain).
+    scope.removeContentTypeParser('text/plain');
+    // JSON.parse rounds a number past 15 significant digits to the nearest double, so a long amount would
+    // be stored altered: such numbers are read as decimal text instead. Fastify's own parser still parses,
+    // so its 400 for a malformed body and its refusal of prototype-poisoning keys stay.
+    const parseJson = scope.getDefaultJsonParser('error', 'error');
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+      parseJson(request, quoteInexactNumbers(body as string), done),
+    );
+    scope.addContentTypeParser(MSGPACK_TYPES, { parseAs: 'buffer' }, (_request, body, done) => {
+      try {
+        done(null, unpackr.unpack(body as Buffer));
+      } catch (error) {
+        done(Object.assign(new Error('body is not valid msgpack', { cause: error }), { statusCode: 400 }));
+      }
+    });
+
+    scope.setErrorHandler((error: { statusCode?: number; message?: string }, _request, reply) => {
+      const status = error.statusCode;
+      if (status === 413) return reject(reply, 'unknown', { status, error: 'payload_too_large' });
+      if (status === 415) return reject(reply, 'unknown', { status, error: 'unsupported_media_type' });
+      if (status === 400)
+        return reject(reply, 'unknown', { status, error: 'bad_request', message: error.message });
+      deps.logger.error({ route, err: error }, 'webhook receiver failed');
+      return reply.code(500).send({ error: 'internal_error' });
+    });
+
+    // Before the body is read: a caller without the secret learns nothing and costs no parsing.
+    scope.addHook('onRequest', async (request, reply) => {
+      const secret = (request.params as Record<string, string | undefined>)['*'];
+      if (secret === undefined || !isSecret(secret))
+        return reject(reply, 'unknown', { status: 401, error: 'unauthorized' });
+    });
+
+    // A wildcard, not `:secret`: Fastify refuses a parameter over 100 characters with a 414 whose body
+    // quotes the path, and the settings accept a secret of any length from 16.
+    scope.post('/webhooks/*', { bodyLimit: deps.settings.bodyLimitBytes }, (request, reply) =>
+      receive(deps, request, reply, reject),
+    );
+  });
+}
+
+async function receive(
+  deps: ReceiverRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  reject: (reply: FastifyReply, kind: string, rejection: Rejection) => FastifyReply,
+) {
+  const body = request.body as { event?: unknown; data?: unknown } | undefined;
+  const kindLabel = knownKind(body?.event);
+  let event: WebhookEvent;
+  try {
+    event = parseWebhookEvent(body);
+  } catch (error) {
+    return reject(reply, kindLabel, { status: 400, error: 'bad_event', message: (error as Error).message });
+  }
+  const stored = {
+    dedupeKey: webhookDedupeKey(event.event, body?.data),
+    kind: event.event,
+    serviceOrderId: orderIdOf(event),
+  };
+  let result: 'stored' | 'duplicate';
+  try {
+    result = await callDatabase(deps, 'webhook_store', () =>
+      deps.database.webhookEvents.store({ ...stored, payload: body, receivedAt: deps.clock() }),
+    );
+  } catch (error) {
+    // Not kept, so not acknowledged: the service's retry brings it again.
+    deps.metrics.webhookEvents.inc({ kind: event.event, result: 'failed' });
+    deps.logger.error({ route, kind: event.event, err: error }, 'webhook event could not be stored');
+    return reply.code(503).send({ error: 'unavailable' });
+  }
+  deps.metrics.webhookEvents.inc({ kind: event.event, result });
+  deps.logger.info(
+    { route, kind: event.event, orderId: stored.serviceOrderId, result },
+    'webhook event received',
+  );
+  if (result === 'stored') deps.processor.accept(stored);
+  return reply.code(200).send({ result });
+}
+
+function knownKind(value: unknown): string {
+  return typeof value === 'string' && (WEBHOOK_EVENT_KINDS as readonly string[]).includes(value)
+    ? value
+    : 'unknown';
+}
+
+/**
+ * Builds the receiver's secret check. Both sides are hashed first so that the comparison always runs over
+ * 32 bytes: timingSafeEqual needs equal lengths, and comparing lengths first would leak the secret's length.
+ */
+export function createSecretCheck(secret: string): (candidate: string) => boolean {
+  const expected = digest(secret);
+  return (candidate) => timingSafeEqual(digest(candidate), expected);
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** The path the service is told to deliver to; never logged. */
+export function webhookUrl(publicUrl: string, secret: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/webhooks/${encodeURIComponent(secret)}`;
+}
+
+/** The service's id of the order an event is about; `quote` events name none. */
+export function orderIdOf(event: WebhookEvent): string | null {
+  switch (event.event) {
+    case 'order':
+      return event.data.id;
+    case 'quote':
+      return null;
+    default:
+      return event.data.orderId;
+  }
+}
+
+/**
+ * The identity of a webhook event: sha256 over its kind and its data in a canonical form (keys sorted,
+ * binary as base64, dates as ISO text). The same event redelivered, in JSON or in msgpack, gets the same
+ * key; the key is what the database's unique index dedupes on, and what the backfill matches log entries by.
+ */
+export function webhookDedupeKey(kind: string, data: unknown): string {
+  return createHash('sha256')
+    .update(kind)
+    .update('\n')
+    .update(JSON.stringify(canonical(data)))
+    .digest('hex');
+}
+
+function canonical(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+  if (typeof value === 'bigint') return value.toString();
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value instanceof Map) return canonical(Object.fromEntries(value));
+  if (typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const member = (value as Record<string, unknown>)[key];
+      if (member !== undefined) out[key] = canonical(member);
+    }
+    return out;
+  }
+  return value;
 }

@@ -7,7 +7,7 @@ import { type EngineContext, KillSwitch, Maintenance } from '../../src/engine/in
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { createRng } from '../../src/sandbox/rng.js';
+import { createRng } from '../../src/sandbox/market.js';
 import { DEFAULT_QUOTE_TOLERANCES } from '../../src/strategy/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { type RunningCommand, replicaEnvironment, startCommand } from '../support/worker-process.js';

@@ -9,7 +9,7 @@ import {
   runCycle,
 } from '../../src/engine/index.js';
 import { Decimal } from '../../src/money.js';
-import { createRng } from '../../src/sandbox/rng.js';
+import { createRng } from '../../src/sandbox/market.js';
 import { d, type EngineBench, startEngineBench, strategy } from './support/harness.js';
 
 const ROUNDS = 12;

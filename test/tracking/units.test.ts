@@ -1,9 +1,8 @@
 import { pack, unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { trackingSettingsSchema } from '../../src/config/index.js';
-import { webhookDedupeKey } from '../../src/tracking/dedupe-key.js';
 import { failureDelayMs, nextCheckDelayMs } from '../../src/tracking/order-check.js';
-import { createSecretCheck, webhookUrl } from '../../src/tracking/secret.js';
+import { createSecretCheck, webhookDedupeKey, webhookUrl } from '../../src/tracking/webhook-receiver.js';
 
 const backoff = { minDelayMs: 1_000, maxDelayMs: 60_000, ageFactor: 0.5 };
 

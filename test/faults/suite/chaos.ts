@@ -5,7 +5,7 @@
  */
 import type postgres from 'postgres';
 import type { FaultConfig } from '../../../src/sandbox/index.js';
-import { createRng } from '../../../src/sandbox/rng.js';
+import { createRng } from '../../../src/sandbox/market.js';
 import type { Replica } from './replicas.js';
 import { ORDER_TIMEOUT_MS } from './worker-files.js';
 
