@@ -1,6 +1,7 @@
 /**
- * The service's routes as the sandbox serves them (balance, quotes, orders, webhooks) and its control API
- * (`/_sandbox`, faults and time). Each is wrapped by serveWithFaults (route.ts).
+ * The service's routes as the sandbox serves them (balance, quotes, orders, webhooks), each through
+ * serveWithFaults (route.ts) so that faults apply to it, and the control API under `/_sandbox` (faults,
+ * stepping an order, the ledger), served plainly: tests must be able to steer a sandbox that is failing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ZodError } from 'zod';
