@@ -26,7 +26,7 @@ export interface OrderCheckDeps {
   settings: TrackingSettings;
   databaseTimeoutMs: number;
   /** Tracking's own request rate (tracking.poll.maxRequestsPerSecond), apart from the engine's. */
-  limiter: ServiceGate;
+  gate: ServiceGate;
   clock: () => Date;
   random: () => number;
 }
@@ -66,7 +66,7 @@ export function createOrderCheck(deps: OrderCheckDeps) {
     source: SettlementSource,
     signal?: AbortSignal,
   ): Promise<CheckResult> {
-    await deps.limiter.admit('getTracking', signal);
+    await deps.gate.admit('getTracking', signal);
     let snapshot: ReturnType<typeof toSnapshot>;
     try {
       // The signal cuts the request short when tracking stops: a worker's stop must not wait out the

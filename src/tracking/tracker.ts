@@ -52,8 +52,8 @@ export function createTracker(deps: TrackerDeps): Tracker {
   const clock = deps.clock ?? (() => new Date());
   const owner = deps.owner ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   // Polls and nudges together: a burst of webhooks or a backlog of due orders cannot flood the service.
-  const limiter = createServiceGate({ ratePerSecond: settings.poll.maxRequestsPerSecond });
-  const checkOrder = createOrderCheck({ ...deps, limiter, clock, random: deps.random ?? Math.random });
+  const gate = createServiceGate({ ratePerSecond: settings.poll.maxRequestsPerSecond });
+  const checkOrder = createOrderCheck({ ...deps, gate, clock, random: deps.random ?? Math.random });
   const inFlight = new Map<string, Promise<CheckResult>>();
   /** At most one nudge per order waits for the check in flight, then checks again (see nudge). */
   const queuedNudges = new Map<string, Promise<NudgeOutcome>>();
@@ -64,7 +64,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
     if (running) return running;
     const started = checkOrder(order, source, signal)
       .catch((error: unknown): CheckResult => {
-        // Only the limiter throws here, when stopping; the order's lease runs out and it is picked up again.
+        // Only the rate gate throws here, when stopping; the order's lease runs out and it is picked up again.
         if (!signal.aborted)
           logger.error({ err: error, orderId: order.serviceOrderId }, 'tracking check failed');
         return { ok: false };
