@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { createServiceGate, type PurchaseClient } from './api/index.js';
 import {
+  channelSecrets,
   createClientFromSettings,
   loadSettings,
   planListeners,
@@ -24,6 +25,7 @@ import {
   KillSwitch,
   Worker,
 } from './engine/index.js';
+import { createNotifier, routerFor } from './notify/index.js';
 import { createHttpServer, createReceiverServer, listen } from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
@@ -219,6 +221,11 @@ export class App {
     // Only once the receiver listens may the service be told to deliver to it; a failure is logged there.
     await registerWebhooks(client, settings, logger);
 
+    // Before the worker, so that it stops after the drain, with the news of the last cycles written.
+    const notifier = createNotifier({ database, settings: settings.notifications, metrics, logger, clock });
+    notifier.start();
+    this.onStop('notifications', () => notifier.stop());
+
     // Registered before the first cycle, removed after the drain (stops run in reverse order).
     const liveness = createLiveness(this.engine);
     await liveness.start();
@@ -283,12 +290,14 @@ export class App {
  * under TREASURY_DATA_DIR, with its schema brought up to date.
  */
 export function openDatabaseFromSettings(
-  settings: Pick<Settings, 'database'>,
+  settings: Pick<Settings, 'database' | 'notifications'>,
   options: { maxConnections: number; clock?: () => Date },
   wait?: OpenWait,
 ): Promise<{ database: Database; migration: MigrationResult }> {
   const { url, dataDir } = settings.database;
-  return openMigratedDatabase({ url, dataDir, ...options }, wait);
+  // Every command that writes a fact writes its notifications too (`pause` its kill_switch message).
+  const routeNotifications = routerFor(settings.notifications);
+  return openMigratedDatabase({ url, dataDir, ...options, routeNotifications }, wait);
 }
 
 export interface ServiceAddress {
@@ -315,7 +324,7 @@ export async function openService(
 }
 
 function secretsOf(settings: Settings): string[] {
-  const secrets = [settings.api.token, settings.webhook.secret];
+  const secrets = [settings.api.token, settings.webhook.secret, ...channelSecrets(settings.notifications)];
   if (settings.database.url) {
     try {
       const password = new URL(settings.database.url).password;

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerApiCommands } from './api.js';
+import { registerNotifyCommands } from './notify.js';
 import { registerDbCommands, registerOperatorCommands } from './operator.js';
 import { registerSandboxCommands } from './sandbox.js';
 import { registerStatusCommands } from './status.js';
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerApiCommands(program);
   registerDbCommands(program);
+  registerNotifyCommands(program);
   registerOperatorCommands(program);
   registerSandboxCommands(program);
   registerStatusCommands(program);

@@ -36,6 +36,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'TREASURY_WEBHOOK_PUBLIC_URL', key: 'webhook.publicUrl', kind: 'text' },
   { name: 'TREASURY_DRY_RUN', key: 'dryRun', kind: 'flag' },
   { name: 'LOG_LEVEL', key: 'log.level', kind: 'text' },
+  { name: 'TREASURY_CONSOLE_URL', key: 'notifications.consoleUrl', kind: 'text' },
 ];
 
 export const CONFIG_FILE_ENV = 'TREASURY_CONFIG';

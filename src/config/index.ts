@@ -14,6 +14,12 @@ export {
   type SettingsProblem,
 } from './load.js';
 export {
+  type ChannelSettings,
+  channelSecrets,
+  type NotificationSettings,
+  notificationsSchema,
+} from './notifications-schema.js';
+export {
   type EngineSettings,
   engineSchema,
   type Settings,

@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, type Environment, readEnvOverrides } from './env.js';
+import { CHANNEL_SECRET_FIELDS, isChannelSecretKey } from './notifications-schema.js';
 import { SECRET_KEYS, type Settings, settingsSchema } from './schema.js';
 
 export interface LoadSettingsInput {
@@ -32,10 +33,19 @@ export function loadSettings({ env, cwd = process.cwd() }: LoadSettingsInput): S
 
   const describe = (key: string) =>
     envOrigins.has(key) ? `env ${envOrigins.get(key)}` : (file?.locate(key.split('.')) ?? 'settings');
-  const problems: SettingsProblem[] = resolveSecretFiles(tree, { cwd, envOrigins, describe });
+  const problems: SettingsProblem[] = [
+    ...resolveSecretFiles(tree, { cwd, envOrigins, describe }),
+    ...resolveChannelSecrets(tree, { cwd, env, describe }),
+  ];
   const parsed = settingsSchema.safeParse(tree);
+  // A secret whose file or variable could not be read is reported once, not again as an invalid value.
+  const reported = new Set(problems.map((problem) => problem.key));
   if (!parsed.success)
-    problems.push(...parsed.error.issues.flatMap((issue) => toProblems(issue, tree, describe)));
+    problems.push(
+      ...parsed.error.issues
+        .flatMap((issue) => toProblems(issue, tree, describe))
+        .filter((problem) => !reported.has(problem.key)),
+    );
   if (problems.length > 0 || !parsed.success) throw new SettingsError(problems);
 
   const settings = parsed.data;
@@ -75,7 +85,8 @@ function toProblems(
   }
   const key = path.join('.');
   const value = valueAt(tree, path);
-  const shown = SECRET_KEYS.has(key) || value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
+  const secret = SECRET_KEYS.has(key) || isChannelSecretKey(path);
+  const shown = secret || value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
   return [{ where: describe(key), key, message: `${issue.message}${shown}` }];
 }
 
@@ -271,4 +282,58 @@ function readSecretFile(
   if (secret === '') return `file ${JSON.stringify(path)} is empty`;
   section[pair.value] = secret;
   return undefined;
+}
+
+/**
+ * Channel secrets (notifications.channels.<name>.webhookUrl | secret | smtp) may be written inline, or as
+ * `{ file: /run/secrets/x }` (a mounted secret: kept out of the environment and `ps`) or `{ env: NAME }`
+ * (a variable of the worker's environment). They are replaced by the text they name before validation; a
+ * missing file or variable is reported at the line that names it, never with the secret itself.
+ */
+interface ChannelSecretContext {
+  cwd: string;
+  env: Environment;
+  describe(key: string): string;
+}
+
+export function resolveChannelSecrets(tree: PlainObject, context: ChannelSecretContext): SettingsProblem[] {
+  const notifications = tree.notifications;
+  if (!isPlainObject(notifications) || !isPlainObject(notifications.channels)) return [];
+  const problems: SettingsProblem[] = [];
+  for (const [name, channel] of Object.entries(notifications.channels)) {
+    if (!isPlainObject(channel)) continue;
+    for (const field of Object.values(CHANNEL_SECRET_FIELDS)) {
+      const reference = channel[field];
+      if (!isPlainObject(reference)) continue;
+      const key = `notifications.channels.${name}.${field}`;
+      const resolved = readReference(reference, context);
+      if ('problem' in resolved)
+        problems.push({ where: context.describe(key), key, message: resolved.problem });
+      else channel[field] = resolved.secret;
+    }
+  }
+  return problems;
+}
+
+function readReference(
+  reference: PlainObject,
+  { cwd, env }: ChannelSecretContext,
+): { secret: string } | { problem: string } {
+  const keys = Object.keys(reference);
+  if (keys.length !== 1 || !['file', 'env'].includes(keys[0]!) || typeof reference[keys[0]!] !== 'string')
+    return { problem: 'expected the secret as text, { file: PATH } or { env: NAME }' };
+  if (typeof reference.env === 'string') {
+    const value = env[reference.env]?.trim();
+    return value ? { secret: value } : { problem: `environment variable ${reference.env} is unset or empty` };
+  }
+  const path = resolve(cwd, String(reference.file));
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'read error';
+    return { problem: `cannot read ${JSON.stringify(path)} (${code})` };
+  }
+  const secret = text.trim();
+  return secret === '' ? { problem: `file ${JSON.stringify(path)} is empty` } : { secret };
 }

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Decimal } from '../money.js';
 import { DEFAULT_QUOTE_TOLERANCES } from '../strategy/index.js';
+import { notificationsSchema } from './notifications-schema.js';
 
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
@@ -236,6 +237,7 @@ export const settingsSchema = z.strictObject({
   // with defaults here; they are empty objects until then.
   engine: engineSchema.prefault({}),
   tracking: trackingSettingsSchema.prefault({}),
+  notifications: notificationsSchema.prefault({}),
 });
 
 export type Settings = z.output<typeof settingsSchema> & {

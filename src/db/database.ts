@@ -7,6 +7,11 @@ import {
 import { type BalancesRepository, createBalancesRepository } from './repositories/balances.js';
 import { type ControlRepository, createControlRepository } from './repositories/control.js';
 import { type CyclesRepository, createCyclesRepository } from './repositories/cycles.js';
+import {
+  createNotificationsRepository,
+  type NotificationRouter,
+  type NotificationsRepository,
+} from './repositories/notifications.js';
 import { createOrdersRepository, type OrdersRepository } from './repositories/orders.js';
 import { createQuotesRepository, type QuotesRepository } from './repositories/quotes.js';
 import { createReplicasRepository, type ReplicasRepository } from './repositories/replicas.js';
@@ -27,6 +32,8 @@ export interface OpenDatabaseOptions {
   maxConnections?: number;
   /** Source of the timestamps written by repositories; default the system clock. */
   clock?: () => Date;
+  /** The channels each notification type goes to (the settings' routes); default none. */
+  routeNotifications?: NotificationRouter;
 }
 
 export interface Database {
@@ -39,6 +46,7 @@ export interface Database {
   readonly balances: BalancesRepository;
   readonly control: ControlRepository;
   readonly replicas: ReplicasRepository;
+  readonly notifications: NotificationsRepository;
   /** Throws DatabaseError DB_UNAVAILABLE when the database does not answer. */
   ping(): Promise<void>;
   /** Runs `work` on one connection held for its duration (session advisory locks need that). */
@@ -56,10 +64,14 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
         dataDir: options.dataDir,
         memory: options.memory,
       });
-  return createDatabase(connection, options.clock ?? (() => new Date()));
+  return createDatabase(connection, options.clock ?? (() => new Date()), options.routeNotifications);
 }
 
-export function createDatabase(connection: Connection, clock: () => Date): Database {
+export function createDatabase(
+  connection: Connection,
+  clock: () => Date,
+  routeNotifications: NotificationRouter = () => [],
+): Database {
   const db = connection.drizzle;
   let closing: Promise<void> | undefined;
   const database: Database = {
@@ -72,6 +84,7 @@ export function createDatabase(connection: Connection, clock: () => Date): Datab
     balances: createBalancesRepository(db),
     control: createControlRepository(db, clock),
     replicas: createReplicasRepository(db, clock),
+    notifications: createNotificationsRepository(db, clock, routeNotifications),
     ping: () => connection.ping(),
     withReservedConnection: (work) => connection.withReservedConnection(work),
     close() {

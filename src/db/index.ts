@@ -10,6 +10,13 @@ export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository, IntentPatch } from './repositories/cycles.js';
+export type {
+  DigestFigures,
+  NotificationRecord,
+  NotificationRouter,
+  NotificationStatus,
+  NotificationsRepository,
+} from './repositories/notifications.js';
 export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order-tracking.js';
 export type { OrdersRepository } from './repositories/orders.js';
 export type { QuotesRepository } from './repositories/quotes.js';

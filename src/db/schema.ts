@@ -237,3 +237,36 @@ export const replicas = pgTable('replicas', {
   startedAt: instant('started_at').notNull(),
   heartbeatAt: instant('heartbeat_at').notNull(),
 });
+
+/**
+ * The notification outbox: one row per (message, channel), written in the transaction of the fact it
+ * reports and delivered at least once by the delivery loop (src/notify/). `id` is what the receiver sees and
+ * dedupes on; `seq` orders the messages of one subject. A claimed row stays `pending` with its
+ * `next_attempt_at` pushed past the delivery's timeout: a replica that dies mid-delivery leaves it due again.
+ */
+export const notifications = pgTable(
+  'notifications',
+  {
+    id: text('id').primaryKey(),
+    seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
+    type: text('type').notNull(),
+    subject: text('subject').notNull(),
+    occurredAt: instant('occurred_at').notNull(),
+    data: jsonb('data').notNull(),
+    channel: text('channel').notNull(),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: instant('next_attempt_at').notNull(),
+    lastError: text('last_error'),
+    createdAt: instant('created_at').notNull(),
+    sentAt: instant('sent_at'),
+  },
+  (table) => [
+    index('notifications_due_idx').on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
+    index('notifications_subject_idx')
+      .on(table.subject, table.channel, table.seq)
+      .where(sql`${table.status} = 'pending'`),
+    index('notifications_recent_idx').on(table.seq),
+    check('notifications_status_check', sql`${table.status} in ('pending', 'sent', 'dead')`),
+  ],
+);

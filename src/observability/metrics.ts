@@ -169,6 +169,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: '1 while the kill switch is on (shared by every replica through the database)',
       registers,
     }),
+    notifications: new Counter({
+      name: 'treasury_notifications_total',
+      help: 'Notification delivery attempts, by channel and result (sent, retry, rejected, expired)',
+      labelNames: ['channel', 'result'] as const,
+      registers,
+    }),
+    notificationsDead: new Counter({
+      name: 'treasury_notifications_dead_total',
+      help: 'Notifications given up (a definite refusal, or older than notifications.delivery.maxAgeMs), by channel',
+      labelNames: ['channel'] as const,
+      registers,
+    }),
   };
   // A labelled series is absent until its first increment, and rate() over an absent series sees nothing
   // when the first one arrives: where the label set is fixed, every series starts at zero.

@@ -10,6 +10,7 @@ const TABLES = [
   'balance_snapshots',
   'control',
   'cycles',
+  'notifications',
   'orders',
   'quotes',
   'replicas',

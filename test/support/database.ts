@@ -15,7 +15,13 @@ import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { createDatabase } from '../../src/db/database.js';
-import { type Database, findMigrationsFolder, migrate, openDatabase } from '../../src/db/index.js';
+import {
+  type Database,
+  findMigrationsFolder,
+  migrate,
+  type NotificationRouter,
+  openDatabase,
+} from '../../src/db/index.js';
 import { wrapPglite } from '../../src/db/pglite-connection.js';
 import { type TestBackend, withDatabase } from './global-setup.js';
 
@@ -36,13 +42,22 @@ export function testBackends(): TestBackend[] {
 
 export async function createTestDatabase(
   backend: TestBackend = inject('treasuryDatabase').backend,
-  options: { clock?: () => Date; maxConnections?: number; empty?: boolean } = {},
+  options: {
+    clock?: () => Date;
+    maxConnections?: number;
+    empty?: boolean;
+    routeNotifications?: NotificationRouter;
+  } = {},
 ): Promise<TestDatabase> {
   if (backend === 'pglite') {
     const client = options.empty
       ? await PGlite.create()
       : await PGlite.create({ loadDataDir: await migratedPgliteSnapshot() });
-    const database = createDatabase(wrapPglite(client), options.clock ?? (() => new Date()));
+    const database = createDatabase(
+      wrapPglite(client),
+      options.clock ?? (() => new Date()),
+      options.routeNotifications,
+    );
     return { database, backend, drop: () => database.close() };
   }
   const { adminUrl, templateDatabase } = inject('treasuryDatabase');
@@ -61,6 +76,7 @@ export async function createTestDatabase(
     url,
     maxConnections: options.maxConnections ?? 5,
     clock: options.clock,
+    routeNotifications: options.routeNotifications,
   });
   return {
     database,
