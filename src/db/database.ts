@@ -73,18 +73,19 @@ export function createDatabase(
   routeNotifications: NotificationRouter = () => [],
 ): Database {
   const db = connection.drizzle;
+  const notifications = createNotificationsRepository(db, clock, routeNotifications);
   let closing: Promise<void> | undefined;
   const database: Database = {
     kind: connection.kind,
-    strategies: createStrategiesRepository(db, clock),
-    cycles: createCyclesRepository(db, clock),
+    strategies: createStrategiesRepository(db, clock, notifications),
+    cycles: createCyclesRepository(db, clock, notifications),
     quotes: createQuotesRepository(db),
-    orders: createOrdersRepository(db, clock),
+    orders: createOrdersRepository(db, clock, notifications),
     webhookEvents: createWebhookEventsRepository(db, clock),
     balances: createBalancesRepository(db),
-    control: createControlRepository(db, clock),
-    replicas: createReplicasRepository(db, clock),
-    notifications: createNotificationsRepository(db, clock, routeNotifications),
+    control: createControlRepository(db, clock, notifications),
+    replicas: createReplicasRepository(db, clock, notifications),
+    notifications,
     ping: () => connection.ping(),
     withReservedConnection: (work) => connection.withReservedConnection(work),
     close() {

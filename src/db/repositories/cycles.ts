@@ -7,6 +7,7 @@ import { cycles } from '../schema.js';
 import type { ClaimSlotInput, Cycle, CyclePatch, CycleState, JsonValue, QuoteInput } from '../types.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
 import { buildCommitIntent } from './intent-statement.js';
+import { announcesMove, cycleMoved, NO_OUTBOX, type Outbox } from './notification-events.js';
 import { commitIntentSerialized, type GuardedIntentResult, type IntentGuard } from './serialized-intent.js';
 import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
@@ -69,7 +70,11 @@ export interface IntentPatch {
   balanceSnapshotId: number | null;
 }
 
-export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): CyclesRepository {
+export function createCyclesRepository(
+  db: DrizzleHandle,
+  clock: () => Date,
+  outbox: Outbox = NO_OUTBOX,
+): CyclesRepository {
   const insertClaim = db
     .insert(cycles)
     .values({
@@ -144,6 +149,16 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
       if (to === 'submitting') columns.submittedAt = now;
       if (isFinalState(to)) columns.finishedAt = now;
       if (from === 'unsure') Object.assign(columns, { leaseOwner: null, leaseUntil: null });
+      if (announcesMove(to, patch.reasonCode))
+        return db.transaction(async (tx) => {
+          const [row] = await tx
+            .update(cycles)
+            .set(columns as PgUpdateSetSource<typeof cycles>)
+            .where(and(eq(cycles.id, id), eq(cycles.state, from)))
+            .returning();
+          if (row) await outbox.enqueue(tx, cycleMoved(row));
+          return row ? toCycle(row) : null;
+        });
       const shape = shapeOf(columns);
       if (to === 'submitting') {
         shape.set.attempts = sql`${cycles.attempts} + 1`;

@@ -11,6 +11,7 @@ import type {
   SettlementStatus,
   TrackingSnapshot,
 } from '../types.js';
+import { NO_OUTBOX, type Outbox, orderSettled } from './notification-events.js';
 import { type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
 
 export interface TrackingApplied {
@@ -36,6 +37,7 @@ export async function applyTracking(
   tracking: TrackingSnapshot,
   source: SettlementSource,
   options: ApplyTrackingOptions = {},
+  outbox: Outbox = NO_OUTBOX,
 ): Promise<TrackingApplied> {
   return db.transaction(async (tx) => {
     const [locked] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
@@ -88,6 +90,8 @@ export async function applyTracking(
       })
       .where(eq(orders.id, orderId))
       .returning();
+    if (updated && status === 'settled' && current.status !== 'settled')
+      await outbox.enqueue(tx, orderSettled(updated));
     return { order: toOrder(updated as OrderRow), event };
   });
 }

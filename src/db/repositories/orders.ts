@@ -16,6 +16,7 @@ import type {
   TrackingSnapshot,
 } from '../types.js';
 import { toCycle } from './cycle-rows.js';
+import { NO_OUTBOX, type Outbox, orderPlaced, settlementStuck } from './notification-events.js';
 import { type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
 import { type ApplyTrackingOptions, applyTracking, type TrackingApplied } from './order-tracking.js';
 
@@ -149,7 +150,11 @@ function insertFirstEvent(tx: DrizzleExecutor) {
   return firstEventStatement;
 }
 
-export function createOrdersRepository(db: DrizzleHandle, clock: () => Date): OrdersRepository {
+export function createOrdersRepository(
+  db: DrizzleHandle,
+  clock: () => Date,
+  outbox: Outbox = NO_OUTBOX,
+): OrdersRepository {
   const due = db
     .select({ id: orders.id })
     .from(orders)
@@ -262,6 +267,7 @@ export function createOrdersRepository(db: DrizzleHandle, clock: () => Date): Or
           id: cycleId,
           from: move.from,
         });
+        if (row) await outbox.enqueue(tx, orderPlaced(row, order.id, move.discrepancy ?? []));
         if (!row || !move.discrepancy?.length) return { order: recorded, cycle: row ? toCycle(row) : null };
         // Our order, with figures we did not ask for: kept, flagged, and the strategy stopped for a person.
         const [flagged] = await tx
@@ -315,7 +321,15 @@ export function createOrdersRepository(db: DrizzleHandle, clock: () => Date): Or
     },
 
     applyTracking: (order, tracking, source, options) =>
-      applyTracking(db, clock, typeof order === 'number' ? order : order.id, tracking, source, options),
+      applyTracking(
+        db,
+        clock,
+        typeof order === 'number' ? order : order.id,
+        tracking,
+        source,
+        options,
+        outbox,
+      ),
 
     async reschedule(orderId, nextCheckAt) {
       await db
@@ -325,12 +339,15 @@ export function createOrdersRepository(db: DrizzleHandle, clock: () => Date): Or
     },
 
     async markStuck(orderId, at = clock()) {
-      const rows = await db
-        .update(orders)
-        .set({ stuckFlaggedAt: sql`coalesce(${orders.stuckFlaggedAt}, ${at.toISOString()}::timestamptz)` })
-        .where(eq(orders.id, orderId))
-        .returning();
-      return first(rows);
+      return db.transaction(async (tx) => {
+        const rows = await tx
+          .update(orders)
+          .set({ stuckFlaggedAt: sql`coalesce(${orders.stuckFlaggedAt}, ${at.toISOString()}::timestamptz)` })
+          .where(eq(orders.id, orderId))
+          .returning();
+        if (rows[0]) await outbox.enqueue(tx, settlementStuck(rows[0]));
+        return first(rows);
+      });
     },
 
     async listOpen(limit = 500) {

@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNotNull, lt } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
 import { cycles, orders, replicas } from '../schema.js';
+import { NO_OUTBOX, type Outbox, replicasLost } from './notification-events.js';
 
 export interface ReplicaRecord {
   id: string;
@@ -29,7 +30,11 @@ export interface ReplicasRepository {
   forget(ids: readonly string[]): Promise<void>;
 }
 
-export function createReplicasRepository(db: DrizzleHandle, clock: () => Date): ReplicasRepository {
+export function createReplicasRepository(
+  db: DrizzleHandle,
+  clock: () => Date,
+  outbox: Outbox = NO_OUTBOX,
+): ReplicasRepository {
   return {
     async register({ id, host, pid }) {
       const now = clock();
@@ -71,7 +76,19 @@ export function createReplicasRepository(db: DrizzleHandle, clock: () => Date): 
     },
     async forget(ids) {
       if (ids.length === 0) return;
-      await db.delete(replicas).where(inArray(replicas.id, [...ids]));
+      await db.transaction(async (tx) => {
+        const gone = await tx
+          .delete(replicas)
+          .where(inArray(replicas.id, [...ids]))
+          .returning();
+        await outbox.enqueue(
+          tx,
+          replicasLost(
+            gone.map((replica) => replica.id),
+            clock(),
+          ),
+        );
+      });
     },
   };
 }

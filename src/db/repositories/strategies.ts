@@ -2,6 +2,7 @@ import { asc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { strategies } from '../schema.js';
 import type { JsonValue, StrategyRecord, StrategySeen } from '../types.js';
+import { NO_OUTBOX, type Outbox, strategyHalted } from './notification-events.js';
 
 export interface StrategiesRepository {
   /** Records the strategies as just loaded: new ones are inserted, known ones get their config refreshed. */
@@ -36,7 +37,11 @@ function toStrategy(row: StrategyRow): StrategyRecord {
   };
 }
 
-export function createStrategiesRepository(db: DrizzleHandle, clock: () => Date): StrategiesRepository {
+export function createStrategiesRepository(
+  db: DrizzleHandle,
+  clock: () => Date,
+  outbox: Outbox = NO_OUTBOX,
+): StrategiesRepository {
   const first = (rows: StrategyRow[]) => (rows[0] ? toStrategy(rows[0]) : null);
   return {
     async upsertSeen(list) {
@@ -77,15 +82,20 @@ export function createStrategiesRepository(db: DrizzleHandle, clock: () => Date)
 
     async halt(name, reason) {
       const now = clock();
-      const rows = await db
-        .update(strategies)
-        .set({
-          haltedAt: sql`coalesce(${strategies.haltedAt}, ${now.toISOString()}::timestamptz)`,
-          haltReason: sql`coalesce(${strategies.haltReason}, ${reason})`,
-        })
-        .where(eq(strategies.name, name))
-        .returning();
-      return first(rows);
+      return db.transaction(async (tx) => {
+        const rows = await tx
+          .update(strategies)
+          .set({
+            haltedAt: sql`coalesce(${strategies.haltedAt}, ${now.toISOString()}::timestamptz)`,
+            haltReason: sql`coalesce(${strategies.haltReason}, ${reason})`,
+          })
+          .where(eq(strategies.name, name))
+          .returning();
+        const [row] = rows;
+        if (row?.haltedAt)
+          await outbox.enqueue(tx, strategyHalted(name, row.haltReason ?? reason, row.haltedAt));
+        return first(rows);
+      });
     },
 
     async clearHalt(name) {
