@@ -9,13 +9,20 @@ export { findMigrationsFolder, type MigrationResult, migrate, pendingMigrations 
 export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export type { ControlRepository } from './repositories/control.js';
-export type { CyclesRepository, IntentPatch } from './repositories/cycles.js';
+export type { CyclesRepository } from './repositories/cycles.js';
+export type {
+  IntentDecision,
+  IntentGuard,
+  IntentMove,
+  IntentPatch,
+  IntentResult,
+  IntentVerdict,
+} from './repositories/intent.js';
 export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order-tracking.js';
 export type { OrdersRepository } from './repositories/orders.js';
 export type { QuotesRepository } from './repositories/quotes.js';
 export type { ReplicaRecord, ReplicasRepository } from './repositories/replicas.js';
-export type { GuardedIntentResult, IntentGuard, IntentVerdict } from './repositories/serialized-intent.js';
-export type { Period, SpendFigures } from './repositories/spend-figures.js';
+export type { FiguresQuery, Period, SpendFigures } from './repositories/spend-figures.js';
 export type { StrategiesRepository } from './repositories/strategies.js';
 export type { WebhookEventsRepository } from './repositories/webhook-events.js';
 export { retryWhileUnreachable, type StartupWait } from './retry-while-unreachable.js';

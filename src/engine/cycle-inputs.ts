@@ -22,7 +22,7 @@ export interface CycleInputs {
   /** The budget periods of the moment these inputs were read, in which `spent` was summed. */
   periods: BudgetPeriods;
   spent: SpentSoFar;
-  lastPlacedAt?: Date;
+  lastSubmittedAt?: Date;
 }
 
 export async function readCycleInputs(
@@ -36,14 +36,14 @@ export async function readCycleInputs(
   // missed slot). These figures are read now; the commit re-reads them for its own instant.
   const periods = budgetPeriods(strategy.timezone, context.clock());
   const figures = await withDatabase(context, 'cycle_inputs', () =>
-    database.cycles.spendFigures(strategy.name, periods),
+    database.cycles.spendFigures({ strategy: strategy.name, periods }),
   );
   const inputs: CycleInputs = {
     halted: figures.halted,
     periods,
     spent: { day: figures.spentDay, month: figures.spentMonth },
   };
-  if (figures.lastPlacedAt !== null) inputs.lastPlacedAt = figures.lastPlacedAt;
+  if (figures.lastSubmittedAt !== null) inputs.lastSubmittedAt = figures.lastSubmittedAt;
   if (inputs.halted || !needsBalance(strategy)) return inputs;
 
   const askedAt = context.clock();
