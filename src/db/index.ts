@@ -1,10 +1,17 @@
 /** The persistence layer's public surface: everything outside src/db imports from here. */
 export { DatabaseTimeoutError, withinDatabaseTimeout } from './call-timeout.js';
 export { type DatabaseKind, describeTarget, type ReservedConnection } from './connection.js';
-export { isConnectionLoss } from './connection-loss.js';
 export { isFinalState, isLegalTransition, MONEY_MAY_HAVE_LEFT } from './cycle-transitions.js';
 export { type Database, type OpenDatabaseOptions, openDatabase } from './database.js';
-export { DatabaseError, type DatabaseErrorCode, IllegalTransitionError, sqlStateOf } from './errors.js';
+export {
+  classifyDatabaseFailure,
+  DatabaseError,
+  type DatabaseErrorCode,
+  type DatabaseFailure,
+  IllegalTransitionError,
+  isConnectionLoss,
+  sqlStateOf,
+} from './errors.js';
 export { findMigrationsFolder, type MigrationResult, migrate, pendingMigrations } from './migrate.js';
 export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
 export type { BalancesRepository } from './repositories/balances.js';

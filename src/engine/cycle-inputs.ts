@@ -1,5 +1,6 @@
 import { type Balance, isPurchaseApiError } from '../api/index.js';
 import type { Cycle } from '../db/index.js';
+import { errorCodeOf } from '../errors.js';
 import {
   type BudgetPeriods,
   budgetPeriods,
@@ -8,7 +9,7 @@ import {
   type Strategy,
 } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
-import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 
 /** What the decision rules need besides the quote, read before quoting. */
 export interface CycleInputs {

@@ -4,12 +4,13 @@
  * worker goes on with its other strategies.
  */
 import type { CycleTrigger } from '../db/index.js';
+import { errorCodeOf, messageOf } from '../errors.js';
 import { evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
 import { announceCycle } from './announce.js';
 import type { EngineContext } from './context.js';
 import { readCycleInputs } from './cycle-inputs.js';
 import { CycleRecord } from './cycle-record.js';
-import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import { traceAsJson } from './intent.js';
 import { type CycleReport, type EngineReason, reportOfCycle, unrecordedReport } from './outcomes.js';
 import { type CycleTiming, placeWithFreshQuotes } from './placement.js';

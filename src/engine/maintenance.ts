@@ -4,9 +4,10 @@
  * from them. Unsure cycles are split between replicas by leases; the external scan runs on one replica at
  * a time under a session advisory lock held on a reserved connection.
  */
+import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import type { EngineContext } from './context.js';
-import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import { type ExternalScanResult, recordExternalOrders } from './external-orders.js';
 import { ExternalScanWindow } from './external-scan-window.js';
 import { type ReconcileResult, reconcileUnsureCycles } from './reconcile.js';

@@ -13,12 +13,13 @@ import {
   QuoteExpiredError,
 } from '../api/index.js';
 import type { QuoteInput } from '../db/index.js';
+import { errorCodeOf, messageOf } from '../errors.js';
 import { evaluateQuote, type Strategy } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
 import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
 import { startQuoteDeadline } from './deadline.js';
-import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import { commitIntent, traceAsJson } from './intent.js';
 import { fingerprintOf } from './order-matching.js';
 import type { EngineReason } from './outcomes.js';
