@@ -1,7 +1,12 @@
 /** The persistence layer's public surface: everything outside src/db imports from here. */
 export { DatabaseTimeoutError, withinDatabaseTimeout } from './call-timeout.js';
 export { type DatabaseKind, describeTarget, type ReservedConnection } from './connection.js';
-export { isFinalState, isLegalTransition, MONEY_MAY_HAVE_LEFT } from './cycle-transitions.js';
+export {
+  CYCLE_STATES,
+  isFinalState,
+  isLegalTransition,
+  MONEY_MAY_HAVE_LEFT,
+} from './cycle-transitions.js';
 export { type Database, type OpenDatabaseOptions, openDatabase } from './database.js';
 export {
   classifyDatabaseFailure,

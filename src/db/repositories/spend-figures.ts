@@ -11,7 +11,7 @@
 import { and, eq, gte, inArray, lt, max, sql } from 'drizzle-orm';
 import type { Decimal } from '../../money.js';
 import type { DrizzleExecutor } from '../connection.js';
-import { MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
+import { MONEY_MAY_HAVE_LEFT, ORDER_UNCONFIRMED } from '../cycle-transitions.js';
 import { control, cycles, strategies } from '../schema.js';
 
 /** A half-open range [start, end) of instants. */
@@ -61,7 +61,7 @@ export function selectSpendFigures(executor: DrizzleExecutor) {
   const inFlight = executor
     .select({ cost: sql`sum(${cycles.totalCost})` })
     .from(cycles)
-    .where(inArray(cycles.state, ['submitting', 'unsure']));
+    .where(inArray(cycles.state, [...ORDER_UNCONFIRMED]));
   const placedSince = executor
     .select({ cost: sql`sum(${cycles.totalCost})` })
     .from(cycles)
