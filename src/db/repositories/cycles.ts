@@ -5,13 +5,7 @@ import { cycles } from '../schema.js';
 import type { ClaimSlotInput, Cycle, CyclePatch, CycleState } from '../types.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
 import { createIntentCommit, type IntentDecision, type IntentMove, type IntentResult } from './intent.js';
-import {
-  type FiguresQuery,
-  figuresValues,
-  firstFigures,
-  type SpendFigures,
-  selectSpendFigures,
-} from './spend-figures.js';
+import { type FiguresQuery, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
 export interface CyclesRepository {
   /** Claims a strategy slot for this replica; null when it was already claimed (by anyone, ever). */
@@ -67,7 +61,6 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
     .prepare('cycles_claim_slot');
 
   const commitIntent = createIntentCommit(db, clock);
-  const figures = selectSpendFigures(db).prepare('strategy_spend_figures');
 
   const selectById = db
     .select()
@@ -203,8 +196,8 @@ export function createCyclesRepository(db: DrizzleHandle, clock: () => Date): Cy
       return row?.at ?? null;
     },
 
-    async spendFigures(query) {
-      return firstFigures(await figures.execute(figuresValues(query)));
+    spendFigures(query) {
+      return readSpendFigures(db, query);
     },
   };
 }

@@ -18,13 +18,7 @@ import { cycles, quotes } from '../schema.js';
 import type { Cycle, JsonValue, QuoteInput } from '../types.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
 import { quotePlaceholders } from './quotes.js';
-import {
-  figuresValues,
-  firstFigures,
-  type Period,
-  type SpendFigures,
-  selectSpendFigures,
-} from './spend-figures.js';
+import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
 /** What the decision adds to the intent: every rule's result and the balance it saw. */
 export interface IntentPatch {
@@ -137,15 +131,11 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date) {
       // everywhere, so two commits never deadlock.
       if (guard.balanceReadAt) await takeLock(tx, CREDIT_ACCOUNT_LOCK_KEY);
       await takeLock(tx, lockKeyOfIntent(guard.strategy));
-      const figures = firstFigures(
-        await selectSpendFigures(tx).execute(
-          figuresValues({
-            strategy: guard.strategy,
-            periods: guard.periodsAt(now),
-            ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
-          }),
-        ),
-      );
+      const figures = await readSpendFigures(tx, {
+        strategy: guard.strategy,
+        periods: guard.periodsAt(now),
+        ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
+      });
       const verdict = guard.decide(figures);
       if (verdict.action === 'commit') {
         const [row] = await updateToSubmitting(tx).execute({ ...quote, ...verdict.patch, id, from, now });

@@ -8,9 +8,9 @@
  * The sums walk only the month's intents (a cycles_strategy_submitted_idx range) and the last-sent read is
  * one step of the same index, so the cost stays flat however long the strategy has been running.
  */
-import { and, eq, gte, inArray, lt, max, sql } from 'drizzle-orm';
-import type { Decimal } from '../../money.js';
-import type { DrizzleExecutor } from '../connection.js';
+import { sql } from 'drizzle-orm';
+import { Decimal } from '../../money.js';
+import { type DrizzleExecutor, rowsOf } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT, ORDER_UNCONFIRMED } from '../cycle-transitions.js';
 import { control, cycles, strategies } from '../schema.js';
 
@@ -43,80 +43,51 @@ export interface FiguresQuery {
   creditSince?: Date;
 }
 
-const p = sql.placeholder;
-const moneyMayHaveLeft = inArray(cycles.state, [...MONEY_MAY_HAVE_LEFT]);
-const asBoolean = (value: unknown) => value === true || value === 't';
-
 /**
- * The figures statement with placeholders, for `.prepare()` on the pool or `.execute(values)` on a
- * transaction. Credit pending is account-wide (the credit line is one for every strategy): every cycle in
- * flight or unsure counts in full until resolved, and every one placed since the balance read. Placed
- * cycles are found through cycles_state_idx (a placed cycle's updated_at is at or after its submitted_at).
+ * One `sql` template through `execute`, on the pool or on the intent's transaction alike: the query
+ * builder's version of this statement cost about 1 ms of CPU to build and render on the bench machine, on
+ * every intent transaction (a prepared builder statement is bound to the pool and cannot run on a
+ * transaction), where this template costs about 0.05 ms. Every figure comes back as text, the same from
+ * both drivers. Credit pending is account-wide (the credit line is one for every strategy): every cycle in
+ * flight or unsure counts in full until resolved, and every one placed since the balance read. Placed cycles
+ * are found through cycles_state_idx (a placed cycle's updated_at is at or after its submitted_at).
  */
-export function selectSpendFigures(executor: DrizzleExecutor) {
-  const lastSubmitted = executor
-    .select({ at: max(cycles.submittedAt) })
-    .from(cycles)
-    .where(and(eq(cycles.strategy, p('strategy')), moneyMayHaveLeft));
-  const inFlight = executor
-    .select({ cost: sql`sum(${cycles.totalCost})` })
-    .from(cycles)
-    .where(inArray(cycles.state, [...ORDER_UNCONFIRMED]));
-  const placedSince = executor
-    .select({ cost: sql`sum(${cycles.totalCost})` })
-    .from(cycles)
-    .where(
-      and(
-        eq(cycles.state, 'placed'),
-        gte(cycles.updatedAt, sql`${p('creditSince')}::timestamptz`),
-        gte(cycles.submittedAt, sql`${p('creditSince')}::timestamptz`),
-      ),
-    );
-  return executor
-    .select({
-      spentDay:
-        sql`coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${p('dayStart')}::timestamptz and ${cycles.submittedAt} < ${p('dayEnd')}::timestamptz), 0)`.mapWith(
-          cycles.totalCost,
-        ),
-      spentMonth: sql`coalesce(sum(${cycles.totalCost}), 0)`.mapWith(cycles.totalCost),
-      lastSubmittedAt: sql`(${lastSubmitted})`.mapWith(cycles.submittedAt),
-      halted:
-        sql`coalesce((select ${strategies.haltedAt} is not null from ${strategies} where ${strategies.name} = ${p('strategy')}), false)`.mapWith(
-          asBoolean,
-        ),
-      paused:
-        sql`coalesce((select ${control.paused} from ${control} where ${control.id} = 1), false)`.mapWith(
-          asBoolean,
-        ),
-      creditPending: sql`case when ${p('creditSince')}::timestamptz is null then null
-        else coalesce((${inFlight}), 0) + coalesce((${placedSince}), 0) end`.mapWith(cycles.totalCost),
-    })
-    .from(cycles)
-    .where(
-      and(
-        eq(cycles.strategy, p('strategy')),
-        moneyMayHaveLeft,
-        gte(cycles.submittedAt, sql`${p('monthStart')}::timestamptz`),
-        lt(cycles.submittedAt, sql`${p('monthEnd')}::timestamptz`),
-      ),
-    );
-}
-
-/** The placeholder values of selectSpendFigures. */
-export function figuresValues({ strategy, periods, creditSince }: FiguresQuery) {
-  return {
-    strategy,
-    dayStart: periods.day.start.toISOString(),
-    dayEnd: periods.day.end.toISOString(),
-    monthStart: periods.month.start.toISOString(),
-    monthEnd: periods.month.end.toISOString(),
-    creditSince: creditSince?.toISOString() ?? null,
-  };
-}
-
-export function firstFigures(rows: SpendFigures[]): SpendFigures {
-  const [figures] = rows;
+export async function readSpendFigures(
+  executor: DrizzleExecutor,
+  { strategy, periods, creditSince }: FiguresQuery,
+): Promise<SpendFigures> {
+  const since = creditSince?.toISOString() ?? null;
+  const moneyLeft = sql`${cycles.state} in ${[...MONEY_MAY_HAVE_LEFT]}`;
+  const rows = rowsOf(
+    await executor.execute(sql`select
+      coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${periods.day.start.toISOString()}::timestamptz
+        and ${cycles.submittedAt} < ${periods.day.end.toISOString()}::timestamptz), 0)::text as spent_day,
+      coalesce(sum(${cycles.totalCost}), 0)::text as spent_month,
+      (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${strategy} and ${moneyLeft})::text
+        as last_submitted_at,
+      coalesce((select ${strategies.haltedAt} is not null from ${strategies} where ${strategies.name} = ${strategy}),
+        false)::text as halted,
+      coalesce((select ${control.paused} from ${control} where ${control.id} = 1), false)::text as paused,
+      case when ${since}::timestamptz is null then null else (
+        coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} in ${[...ORDER_UNCONFIRMED]}), 0)
+        + coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} = 'placed'
+            and ${cycles.updatedAt} >= ${since}::timestamptz and ${cycles.submittedAt} >= ${since}::timestamptz), 0)
+      )::text end as credit_pending
+    from ${cycles}
+    where ${cycles.strategy} = ${strategy} and ${moneyLeft}
+      and ${cycles.submittedAt} >= ${periods.month.start.toISOString()}::timestamptz
+      and ${cycles.submittedAt} < ${periods.month.end.toISOString()}::timestamptz`),
+  );
   // An aggregate without GROUP BY answers exactly one row.
-  if (!figures) throw new Error('the spend figures statement returned no row');
-  return figures;
+  const [row] = rows;
+  if (!row) throw new Error('the spend figures statement returned no row');
+  const text = (column: string) => (row[column] === null ? null : String(row[column]));
+  return {
+    spentDay: new Decimal(text('spent_day') ?? '0'),
+    spentMonth: new Decimal(text('spent_month') ?? '0'),
+    lastSubmittedAt: text('last_submitted_at') === null ? null : new Date(text('last_submitted_at')!),
+    halted: text('halted') === 'true',
+    paused: text('paused') === 'true',
+    creditPending: text('credit_pending') === null ? null : new Decimal(text('credit_pending')!),
+  };
 }
