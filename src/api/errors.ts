@@ -6,6 +6,7 @@
  * Vendor errors (undici, zod, msgpackr) are converted at the adapter and kept as `cause`.
  */
 import { inspect } from 'node:util';
+import { TreasuryError } from '../errors.js';
 
 export type ApiErrorCode =
   | 'API_REJECTED'
@@ -30,8 +31,8 @@ export interface ApiErrorDetails {
   cause?: unknown;
 }
 
-export abstract class PurchaseApiError extends Error {
-  abstract readonly code: ApiErrorCode;
+export abstract class PurchaseApiError extends TreasuryError {
+  abstract override readonly code: ApiErrorCode;
   abstract readonly retryable: boolean;
   readonly outcomeUnknown: boolean = false;
   readonly operation: string;

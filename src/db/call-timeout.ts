@@ -5,8 +5,9 @@
  * worker's stop waits on it forever. The statement itself is not cancelled and may still land later, so a
  * caller uses this only where a late write is harmless (compare-and-set moves, idempotent upserts).
  */
+import { TreasuryError } from '../errors.js';
 
-export class DatabaseTimeoutError extends Error {
+export class DatabaseTimeoutError extends TreasuryError {
   override readonly name = 'DatabaseTimeoutError';
   readonly code = 'DB_TIMEOUT';
 }

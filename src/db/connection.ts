@@ -101,6 +101,18 @@ async function withOwnSession<T>(
   }
 }
 
+/**
+ * The rows of `executor.execute(sql…)`, whichever driver answered: postgres.js answers an array of rows,
+ * PGlite an object holding them.
+ */
+export function rowsOf(result: unknown): Record<string, unknown>[] {
+  if (Array.isArray(result)) return result;
+  if (result !== null && typeof result === 'object' && 'rows' in result && Array.isArray(result.rows)) {
+    return result.rows;
+  }
+  throw new TypeError('the driver answered a statement with neither rows nor an array of them');
+}
+
 /** host:port/database, without user or password, for messages. */
 export function describeTarget(url: string): string {
   try {

@@ -1,5 +1,21 @@
 import { IllegalTransitionError } from './errors.js';
-import type { CycleState } from './types.js';
+
+/**
+ * The states of a cycle: the one place they are spelled. The schema's CHECK constraint is built from this
+ * list and the legal moves below cover every state, so a state added here must be given its moves.
+ */
+export const CYCLE_STATES = [
+  'claimed',
+  'quoted',
+  'submitting',
+  'placed',
+  'skipped',
+  'failed',
+  'unsure',
+  'dry_run',
+  'not_placed',
+] as const;
+export type CycleState = (typeof CYCLE_STATES)[number];
 
 /**
  * The legal moves of a cycle: the one source of them. `claimed → submitting` is the intent committed with
@@ -34,3 +50,6 @@ export function isFinalState(state: CycleState): boolean {
 
 /** States in which money may have left: the conservative base of budgets and cooldowns. */
 export const MONEY_MAY_HAVE_LEFT: readonly CycleState[] = ['submitting', 'placed', 'unsure'];
+
+/** States whose order may exist without the service having confirmed it: credit guards count them in full. */
+export const ORDER_UNCONFIRMED: readonly CycleState[] = ['submitting', 'unsure'];

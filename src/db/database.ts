@@ -49,7 +49,12 @@ export interface Database {
   readonly notifications: NotificationsRepository;
   /** Throws DatabaseError DB_UNAVAILABLE when the database does not answer. */
   ping(): Promise<void>;
-  /** Runs `work` on one connection held for its duration (session advisory locks need that). */
+  /**
+   * Runs `work` while this process holds the session advisory lock `key` (a bigint as decimal text), on a
+   * connection held for the duration; `'held_elsewhere'` without running it when another session has it.
+   */
+  withSessionLock<T>(key: string, work: () => Promise<T>): Promise<T | 'held_elsewhere'>;
+  /** Runs `work` on one connection held for its duration (tests hold locks through it). */
   withReservedConnection<T>(work: (connection: ReservedConnection) => Promise<T>): Promise<T>;
   /** Closes the pool or the embedded instance; safe to call more than once. */
   close(): Promise<void>;
@@ -88,6 +93,16 @@ export function createDatabase(
     notifications,
     ping: () => connection.ping(),
     withReservedConnection: (work) => connection.withReservedConnection(work),
+    withSessionLock: (key, work) =>
+      connection.withReservedConnection(async (session) => {
+        const [row] = await session.query('select pg_try_advisory_lock($1::bigint) as locked', [key]);
+        if (row?.locked !== true) return 'held_elsewhere' as const;
+        try {
+          return await work();
+        } finally {
+          await session.query('select pg_advisory_unlock($1::bigint)', [key]);
+        }
+      }),
     close() {
       closing ??= connection.end();
       return closing;

@@ -1,15 +1,35 @@
 /** The persistence layer's public surface: everything outside src/db imports from here. */
 export { DatabaseTimeoutError, withinDatabaseTimeout } from './call-timeout.js';
 export { type DatabaseKind, describeTarget, type ReservedConnection } from './connection.js';
-export { isConnectionLoss } from './connection-loss.js';
-export { isFinalState, isLegalTransition, MONEY_MAY_HAVE_LEFT } from './cycle-transitions.js';
+export {
+  CYCLE_STATES,
+  isFinalState,
+  isLegalTransition,
+  MONEY_MAY_HAVE_LEFT,
+} from './cycle-transitions.js';
 export { type Database, type OpenDatabaseOptions, openDatabase } from './database.js';
-export { DatabaseError, type DatabaseErrorCode, IllegalTransitionError, sqlStateOf } from './errors.js';
+export {
+  classifyDatabaseFailure,
+  DatabaseError,
+  type DatabaseErrorCode,
+  type DatabaseFailure,
+  IllegalTransitionError,
+  isConnectionLoss,
+  sqlStateOf,
+} from './errors.js';
 export { findMigrationsFolder, type MigrationResult, migrate, pendingMigrations } from './migrate.js';
 export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export type { ControlRepository } from './repositories/control.js';
-export type { CyclesRepository, IntentPatch } from './repositories/cycles.js';
+export type { CyclesRepository } from './repositories/cycles.js';
+export type {
+  IntentDecision,
+  IntentGuard,
+  IntentMove,
+  IntentPatch,
+  IntentResult,
+  IntentVerdict,
+} from './repositories/intent.js';
 export type {
   DigestFigures,
   NotificationRecord,
@@ -21,8 +41,7 @@ export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order
 export type { OrdersRepository } from './repositories/orders.js';
 export type { QuotesRepository } from './repositories/quotes.js';
 export type { ReplicaRecord, ReplicasRepository } from './repositories/replicas.js';
-export type { GuardedIntentResult, IntentGuard, IntentVerdict } from './repositories/serialized-intent.js';
-export type { Period, SpendFigures } from './repositories/spend-figures.js';
+export type { FiguresQuery, Period, SpendFigures } from './repositories/spend-figures.js';
 export type { StrategiesRepository } from './repositories/strategies.js';
 export type { WebhookEventsRepository } from './repositories/webhook-events.js';
 export { retryWhileUnreachable, type StartupWait } from './retry-while-unreachable.js';

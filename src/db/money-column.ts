@@ -7,9 +7,9 @@ import { Decimal, toDecimalText } from '../money.js';
  * anything the service may send later) instead of rounding silently on insert. Both drivers hand numeric
  * values over as text, so no value ever passes through a JS number.
  */
-export const moneyColumn = customType<{ data: Decimal; driverData: string }>({
+export const moneyColumn = customType<{ data: Decimal; driverData: string | null }>({
   dataType: () => 'numeric',
   // drizzle skips the encoder for a literal null but not for a null bound to a prepared placeholder.
-  toDriver: (value) => (value === null ? (null as unknown as string) : toDecimalText(value)),
+  toDriver: (value: Decimal | null) => (value === null ? null : toDecimalText(value)),
   fromDriver: (value) => new Decimal(String(value)),
 });

@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { type Connection, type DrizzleHandle, reasonOf } from './connection.js';
+import { type Connection, reasonOf } from './connection.js';
 import { DatabaseError } from './errors.js';
 import * as schema from './schema.js';
 
@@ -42,7 +42,7 @@ export async function connectPglite(options: { dataDir?: string; memory?: boolea
 export function wrapPglite(client: PGlite): Connection {
   return {
     kind: 'pglite',
-    drizzle: drizzlePglite(client, { schema }) as unknown as DrizzleHandle,
+    drizzle: drizzlePglite(client, { schema }),
     withReservedConnection: (work) =>
       work({
         query: async (text, params = []) => (await client.query<Record<string, unknown>>(text, params)).rows,

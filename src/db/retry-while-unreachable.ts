@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isConnectionLoss } from './connection-loss.js';
+import { isConnectionLoss } from './errors.js';
 
 export interface StartupWait {
   /** Keep trying this long while the database is unreachable or drops the session (0: fail at once). */

@@ -20,6 +20,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { CYCLE_STATES } from './cycle-transitions.js';
 import { moneyColumn } from './money-column.js';
 
 const instant = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -85,7 +86,7 @@ export const cycles = pgTable(
     check('cycles_trigger_check', sql`${table.trigger} in ('schedule', 'once', 'missed')`),
     check(
       'cycles_state_check',
-      sql`${table.state} in ('claimed', 'quoted', 'submitting', 'placed', 'skipped', 'failed', 'unsure', 'dry_run', 'not_placed')`,
+      sql`${table.state} in (${sql.raw(CYCLE_STATES.map((state) => `'${state}'`).join(', '))})`,
     ),
   ],
 );

@@ -3,6 +3,7 @@
  * `Date`, absent values are `null`. Drizzle row types never leave src/db/.
  */
 import type { Decimal } from '../money.js';
+import type { CycleState } from './cycle-transitions.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -22,18 +23,7 @@ export interface StrategyRecord extends StrategySeen {
   haltReason: string | null;
 }
 
-export const CYCLE_STATES = [
-  'claimed',
-  'quoted',
-  'submitting',
-  'placed',
-  'skipped',
-  'failed',
-  'unsure',
-  'dry_run',
-  'not_placed',
-] as const;
-export type CycleState = (typeof CYCLE_STATES)[number];
+export type { CycleState };
 
 export const CYCLE_TRIGGERS = ['schedule', 'once', 'missed'] as const;
 export type CycleTrigger = (typeof CYCLE_TRIGGERS)[number];

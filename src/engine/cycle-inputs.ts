@@ -1,5 +1,6 @@
 import { type Balance, isPurchaseApiError } from '../api/index.js';
 import type { Cycle } from '../db/index.js';
+import { errorCodeOf } from '../errors.js';
 import {
   type BudgetPeriods,
   budgetPeriods,
@@ -8,7 +9,7 @@ import {
   type Strategy,
 } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
-import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 
 /** What the decision rules need besides the quote, read before quoting. */
 export interface CycleInputs {
@@ -22,7 +23,7 @@ export interface CycleInputs {
   /** The budget periods of the moment these inputs were read, in which `spent` was summed. */
   periods: BudgetPeriods;
   spent: SpentSoFar;
-  lastPlacedAt?: Date;
+  lastSubmittedAt?: Date;
 }
 
 export async function readCycleInputs(
@@ -36,14 +37,14 @@ export async function readCycleInputs(
   // missed slot). These figures are read now; the commit re-reads them for its own instant.
   const periods = budgetPeriods(strategy.timezone, context.clock());
   const figures = await withDatabase(context, 'cycle_inputs', () =>
-    database.cycles.spendFigures(strategy.name, periods),
+    database.cycles.spendFigures({ strategy: strategy.name, periods }),
   );
   const inputs: CycleInputs = {
     halted: figures.halted,
     periods,
     spent: { day: figures.spentDay, month: figures.spentMonth },
   };
-  if (figures.lastPlacedAt !== null) inputs.lastPlacedAt = figures.lastPlacedAt;
+  if (figures.lastSubmittedAt !== null) inputs.lastSubmittedAt = figures.lastSubmittedAt;
   if (inputs.halted || !needsBalance(strategy)) return inputs;
 
   const askedAt = context.clock();

@@ -2,9 +2,8 @@ import type {
   Cycle,
   CyclePatch,
   CycleState,
-  GuardedIntentResult,
-  IntentGuard,
-  IntentPatch,
+  IntentDecision,
+  IntentResult,
   QuoteInput,
   QuoteRecord,
 } from '../db/index.js';
@@ -67,39 +66,14 @@ export class CycleRecord {
 
   /**
    * Commits the intent to place an order on this quote: after this the cycle is `submitting` and counts as
-   * money that may have left. One statement (quote row + state move), because it sits inside the quote's
-   * window. Throws when it could not be committed, and then no order may be sent.
+   * money that may have left, or, when the decision taken again under the locks says so, `skipped`. Throws
+   * when it could not be committed, and then no order may be sent.
    */
-  async commitIntent(quote: QuoteInput, patch: IntentPatch, timeoutMs?: number): Promise<Cycle> {
-    const { id, state: from } = this.current;
-    if (from !== 'claimed' && from !== 'quoted') {
-      throw new EngineError('STATE_CONFLICT', `cycle ${id} is '${from}', an intent needs claimed or quoted`);
-    }
-    const next = await withDatabase(
-      this.context,
-      'cycle_commit_intent',
-      () => this.context.database.cycles.commitIntent(id, from, quote, patch),
-      timeoutMs,
-    );
-    if (next === null) {
-      throw new EngineError(
-        'STATE_CONFLICT',
-        `cycle ${id} is no longer '${from}' (another process moved it)`,
-      );
-    }
-    this.current = next;
-    return next;
-  }
-
-  /**
-   * commitIntent for a strategy with budgets or a cooldown: serialized with the strategy's other intents
-   * across replicas, decided again on fresh figures; the cycle ends `submitting` or `skipped`.
-   */
-  async commitIntentSerialized(
+  async commitIntent(
     quote: QuoteInput,
-    guard: IntentGuard,
+    decision: IntentDecision,
     timeoutMs: number,
-  ): Promise<GuardedIntentResult['action']> {
+  ): Promise<IntentResult['action']> {
     const { id, state: from } = this.current;
     if (from !== 'claimed' && from !== 'quoted') {
       throw new EngineError('STATE_CONFLICT', `cycle ${id} is '${from}', an intent needs claimed or quoted`);
@@ -107,7 +81,7 @@ export class CycleRecord {
     const result = await withDatabase(
       this.context,
       'cycle_commit_intent',
-      () => this.context.database.cycles.commitIntentSerialized(id, from, quote, guard),
+      () => this.context.database.cycles.commitIntent({ id, from, quote }, decision),
       timeoutMs,
     );
     if (result.cycle === null) {

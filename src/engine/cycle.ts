@@ -3,13 +3,15 @@
  * the intent → order (placement.ts). Whatever happens, the cycle ends recorded with a reason code, and the
  * worker goes on with its other strategies.
  */
-import type { CycleTrigger, JsonValue } from '../db/index.js';
+import type { CycleTrigger } from '../db/index.js';
+import { errorCodeOf, messageOf } from '../errors.js';
 import { evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
 import { announceCycle } from './announce.js';
 import type { EngineContext } from './context.js';
 import { readCycleInputs } from './cycle-inputs.js';
 import { CycleRecord } from './cycle-record.js';
-import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
+import { traceAsJson } from './intent.js';
 import { type CycleReport, type EngineReason, reportOfCycle, unrecordedReport } from './outcomes.js';
 import { type CycleTiming, placeWithFreshQuotes } from './placement.js';
 
@@ -82,12 +84,12 @@ async function driveCycle(
     now: context.clock(),
     balance: inputs.balance,
     spent: inputs.spent,
-    lastPlacedAt: inputs.lastPlacedAt,
+    lastSubmittedAt: inputs.lastSubmittedAt,
   });
   if (before.action === 'skip') {
     await record.move('skipped', {
       reasonCode: before.reason,
-      trace: before.trace as unknown as JsonValue,
+      trace: traceAsJson(before.trace),
       balanceSnapshotId: inputs.balanceSnapshotId ?? null,
       errorCode: inputs.balanceErrorCode ?? null,
     });

@@ -1,14 +1,16 @@
 /**
- * Errors the engine raises itself. Database failures are wrapped once, at the call, so that every cycle
- * records the same code for them and the outage shows in the metric; the driver's error stays as `cause`.
+ * Errors the engine raises itself, and the engine's database calls. A database failure is wrapped once, at
+ * the call, so that every cycle records the same code for it and the outage shows in the metric; the
+ * driver's error stays as `cause`. A failure the classifier cannot attribute to the database is a bug: it
+ * passes on unchanged (its code, INTERNAL for an unclassified error) and counts as one.
  */
-import { isPurchaseApiError } from '../api/index.js';
-import { DatabaseError, sqlStateOf, withinDatabaseTimeout } from '../db/index.js';
-import type { Metrics } from '../observability/metrics.js';
+import { withinDatabaseTimeout } from '../db/index.js';
+import { messageOf, TreasuryError } from '../errors.js';
+import { countDatabaseFailure, type Metrics } from '../observability/metrics.js';
 
 export type EngineErrorCode = 'DB_UNAVAILABLE' | 'DB_ERROR' | 'STATE_CONFLICT';
 
-export class EngineError extends Error {
+export class EngineError extends TreasuryError {
   override readonly name = 'EngineError';
   constructor(
     readonly code: EngineErrorCode,
@@ -20,9 +22,9 @@ export class EngineError extends Error {
 }
 
 /**
- * Runs one database operation; any failure counts in treasury_database_errors_total and becomes
- * DB_UNAVAILABLE (the connection failed: no SQLSTATE, or a connection-class one) or DB_ERROR (the server
- * refused the statement).
+ * Runs one database operation; a failure becomes DB_UNAVAILABLE (unreachable, lost or silent) or DB_ERROR
+ * (the server refused the statement), counted in treasury_database_errors_total; anything else is a bug,
+ * counted in treasury_internal_errors_total and thrown as it was.
  */
 export async function withDatabase<T>(
   context: DatabaseCallContext,
@@ -35,25 +37,17 @@ export async function withDatabase<T>(
     // recovery settles what was left half-way.
     return await withinDatabaseTimeout(work, timeoutMs);
   } catch (error) {
-    // A refused state move is a bug in the caller, not an outage: keep its own code.
-    if (error instanceof DatabaseError && error.code === 'ILLEGAL_TRANSITION') throw error;
-    context.metrics.databaseErrors.inc({ operation });
-    const code = isConnectionFailure(error) ? 'DB_UNAVAILABLE' : 'DB_ERROR';
-    throw new EngineError(code, `database operation ${operation} failed: ${messageOf(rootCause(error))}`, {
+    const failure = countDatabaseFailure(context.metrics, operation, error);
+    if (failure === 'INTERNAL') throw error;
+    throw new EngineError(failure, `database operation ${operation} failed: ${messageOf(rootCause(error))}`, {
       cause: error,
     });
   }
 }
 
 export interface DatabaseCallContext {
-  metrics: Metrics;
+  metrics: Pick<Metrics, 'databaseErrors' | 'internalErrors'>;
   settings: { databaseTimeoutMs: number };
-}
-
-/** SQLSTATE classes of a lost or refused connection: 08 connection exception, 57P admin shutdown, 53 resources. */
-function isConnectionFailure(error: unknown): boolean {
-  const state = sqlStateOf(error);
-  return state === undefined || /^(08|57P|53)/.test(state);
 }
 
 function rootCause(error: unknown): unknown {
@@ -62,20 +56,4 @@ function rootCause(error: unknown): unknown {
     current = current.cause;
   }
   return current;
-}
-
-/** The stable code of any error the engine may meet, for the cycle record and the log line. */
-export function errorCodeOf(error: unknown): string {
-  if (isPurchaseApiError(error)) return error.code;
-  if (error instanceof EngineError || error instanceof DatabaseError) return error.code;
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'INTERNAL_ERROR';
-}
-
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error && error.message === '' ? error.cause.message : '';
-    return (error.message || cause || error.name).slice(0, 500);
-  }
-  return String(error).slice(0, 500);
 }

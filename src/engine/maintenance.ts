@@ -4,9 +4,10 @@
  * from them. Unsure cycles are split between replicas by leases; the external scan runs on one replica at
  * a time under a session advisory lock held on a reserved connection.
  */
+import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import type { EngineContext } from './context.js';
-import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import { type ExternalScanResult, recordExternalOrders } from './external-orders.js';
 import { ExternalScanWindow } from './external-scan-window.js';
 import { type ReconcileResult, reconcileUnsureCycles } from './reconcile.js';
@@ -89,18 +90,10 @@ export class Maintenance {
 
   private async scanExternal(now: Date, signal: AbortSignal): Promise<ExternalScanResult | 'skipped'> {
     const window = this.scanWindow.next(now);
-    const result = await this.context.database.withReservedConnection(async (connection) => {
-      const [row] = await connection.query('select pg_try_advisory_lock($1::bigint) as locked', [
-        EXTERNAL_SCAN_LOCK_KEY,
-      ]);
-      if (row?.locked !== true) return 'skipped' as const;
-      try {
-        return await recordExternalOrders(this.context, window, { signal });
-      } finally {
-        await connection.query('select pg_advisory_unlock($1::bigint)', [EXTERNAL_SCAN_LOCK_KEY]);
-      }
-    });
-    if (result === 'skipped') return result;
+    const result = await this.context.database.withSessionLock(EXTERNAL_SCAN_LOCK_KEY, () =>
+      recordExternalOrders(this.context, window, { signal }),
+    );
+    if (result === 'held_elsewhere') return 'skipped';
     this.scanWindow.scanned(window, result);
     if (!result.complete) {
       this.context.metrics.orderListsTruncated.inc({ scan: 'external' });

@@ -12,17 +12,18 @@ import {
   type Quote,
   QuoteExpiredError,
 } from '../api/index.js';
-import type { JsonValue, QuoteInput } from '../db/index.js';
+import type { QuoteInput } from '../db/index.js';
+import { errorCodeOf, messageOf } from '../errors.js';
 import { evaluateQuote, type Strategy } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
 import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
 import { startQuoteDeadline } from './deadline.js';
-import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
+import { commitIntent, traceAsJson } from './intent.js';
 import { fingerprintOf } from './order-matching.js';
 import type { EngineReason } from './outcomes.js';
 import { recordPlacedOrder } from './record-placed.js';
-import { commitIntentSerialized, needsSerializedIntent } from './serialized-intent.js';
 
 export interface CycleTiming {
   quotes: number;
@@ -121,11 +122,10 @@ async function attemptWithOneQuote(
     quote: { ...quoteInput },
     balance: inputs.balance,
     spent: inputs.spent,
-    lastPlacedAt: inputs.lastPlacedAt,
+    lastSubmittedAt: inputs.lastSubmittedAt,
     tolerances: context.tolerances,
   });
-  const trace = decision.trace as unknown as JsonValue;
-  const decided = { trace, balanceSnapshotId: inputs.balanceSnapshotId ?? null };
+  const decided = { trace: traceAsJson(decision.trace), balanceSnapshotId: inputs.balanceSnapshotId ?? null };
   if (decision.action === 'skip') {
     const stored = await record.recordQuote(quoteInput);
     await record.finishWithQuote('skipped', stored, { ...decided, reasonCode: decision.reason });
@@ -159,19 +159,16 @@ async function attemptWithOneQuote(
   // No longer than the quote stays usable: a commit that lands later could not be acted on anyway.
   const untilDeadline = deadline.deadlineAt.getTime() - clock().getTime();
   const commitTimeoutMs = Math.min(untilDeadline, settings.databaseTimeoutMs);
-  if (needsSerializedIntent(strategy)) {
-    const action = await commitIntentSerialized(
-      context,
-      strategy,
-      record,
-      quoteInput,
-      inputs,
-      commitTimeoutMs,
-    );
-    if (action === 'skip') return undefined;
-  } else {
-    await record.commitIntent(quoteInput, decided, commitTimeoutMs);
-  }
+  const committed = await commitIntent(
+    context,
+    strategy,
+    record,
+    quoteInput,
+    inputs,
+    decided,
+    commitTimeoutMs,
+  );
+  if (committed === 'skip') return undefined;
   if (deadline.hasPassed(clock())) {
     const late = lateQuote(context, strategy, undefined);
     await record.move('quoted', { errorCode: late.errorCode, errorMessage: late.errorMessage });

@@ -1,9 +1,10 @@
 import type { PurchaseClient } from '../api/index.js';
 import { type Database, pendingMigrations } from '../db/index.js';
+import { errorCodeOf } from '../errors.js';
 import type { ReadinessCheck, ReadinessReport } from '../observability/http-server.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ApiObserver } from './api-observer.js';
-import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import type { KillSwitch } from './kill-switch.js';
 
 export interface ReadinessDeps {

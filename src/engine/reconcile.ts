@@ -9,8 +9,9 @@
  */
 import type { OrderDetail, OrderListItem } from '../api/index.js';
 import type { Cycle, FigureDifference, QuoteRecord } from '../db/index.js';
+import { errorCodeOf } from '../errors.js';
 import type { EngineContext } from './context.js';
-import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import {
   type CandidateOrder,
   type CycleFingerprint,

@@ -1,8 +1,9 @@
 import type { Order } from '../api/index.js';
 import type { ServiceOrder } from '../db/index.js';
+import { errorCodeOf, messageOf } from '../errors.js';
 import type { EngineContext } from './context.js';
 import type { CycleRecord } from './cycle-record.js';
-import { errorCodeOf, messageOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import { type CycleFingerprint, figureDifferences } from './order-matching.js';
 import { reportDiscrepancy } from './reconcile.js';
 

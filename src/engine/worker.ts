@@ -4,12 +4,13 @@
  * SIGHUP. start() and stop() are idempotent; stop() lets in-flight cycles finish within the drain time.
  */
 import { retryWhileUnreachable } from '../db/index.js';
+import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
 import { createLimiter, type Limiter } from './concurrency.js';
 import type { EngineContext } from './context.js';
 import { runCycle } from './cycle.js';
-import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import { Maintenance } from './maintenance.js';
 import { findMissedSlots } from './missed-slots.js';
 import { type StrategyWatcher, watchStrategyFiles } from './reload.js';

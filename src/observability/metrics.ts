@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { classifyDatabaseFailure, type DatabaseFailure } from '../db/index.js';
 import type { Decimal } from '../money.js';
 
 /**
@@ -160,8 +161,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     databaseErrors: new Counter({
       name: 'treasury_database_errors_total',
-      help: 'Database operations that failed, by operation',
+      help: 'Database operations that failed (unreachable, timed out or refused by the server), by operation',
       labelNames: ['operation'] as const,
+      registers,
+    }),
+    internalErrors: new Counter({
+      name: 'treasury_internal_errors_total',
+      help: 'Errors no layer classified: bugs in the worker, by where they surfaced',
+      labelNames: ['where'] as const,
       registers,
     }),
     paused: new Gauge({
@@ -208,19 +215,18 @@ export function gaugeValue(value: Decimal): number {
 }
 
 /**
- * Runs one database call of a background component (tracking) and counts its failure in
- * treasury_database_errors_total before passing it on unchanged: an outage must show in that series even
- * while no cycle is due (the engine counts its own calls in withDatabase, with its error codes).
+ * Counts one failed database call where an operator sees it: an outage or a refused statement in
+ * treasury_database_errors_total{operation}, a bug in treasury_internal_errors_total{where}, so that a
+ * programming error never hides among outages. The engine (withDatabase) and tracking (callDatabase) both
+ * count through here.
  */
-export async function countDatabaseErrors<T>(
-  metrics: Pick<Metrics, 'databaseErrors'>,
+export function countDatabaseFailure(
+  metrics: Pick<Metrics, 'databaseErrors' | 'internalErrors'>,
   operation: string,
-  work: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    metrics.databaseErrors.inc({ operation });
-    throw error;
-  }
+  error: unknown,
+): DatabaseFailure {
+  const failure = classifyDatabaseFailure(error);
+  if (failure === 'INTERNAL') metrics.internalErrors.inc({ where: operation });
+  else metrics.databaseErrors.inc({ operation });
+  return failure;
 }

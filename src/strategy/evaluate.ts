@@ -10,23 +10,24 @@ import type { BalanceView, QuoteTolerances, QuoteView, SpentSoFar, Strategy } fr
  * that applies and record each in the trace; the first failing rule, in the order below, is the reason.
  */
 
-export interface BeforeQuoteInput {
+export interface BeforeQuoteDecisionInput {
   strategy: Strategy;
   now: Date;
   /** Required when needsBalance(strategy); without it the guards fail closed. */
   balance?: BalanceView;
-  /** Summed totalCost of this strategy's placed orders in the current day and month (budgetPeriods). */
+  /** Summed totalCost of this strategy's intents (money that may have left) in the day and month (budgetPeriods). */
   spent: SpentSoFar;
-  lastPlacedAt?: Date;
+  /** When the strategy's latest order request left (its newest intent), for the cooldown. */
+  lastSubmittedAt?: Date;
 }
 
-export interface QuoteInput extends BeforeQuoteInput {
+export interface QuoteDecisionInput extends BeforeQuoteDecisionInput {
   quote: QuoteView;
   tolerances: QuoteTolerances;
 }
 
 /** Cooldown, budgets and credit guards, with the strategy's amount standing in for the unknown cost. */
-export function evaluateBeforeQuote(input: BeforeQuoteInput): Decision {
+export function evaluateBeforeQuote(input: BeforeQuoteDecisionInput): Decision {
   const { strategy } = input;
   return decideFromTrace(spendingRules(input, strategy.amount));
 }
@@ -35,7 +36,7 @@ export function evaluateBeforeQuote(input: BeforeQuoteInput): Decision {
  * Every rule with the quote's totalCost: quote sanity first, then price, then the rules of the first
  * phase again (time and balance may have moved, and the real cost may differ from the amount).
  */
-export function evaluateQuote(input: QuoteInput): Decision {
+export function evaluateQuote(input: QuoteDecisionInput): Decision {
   const { strategy, quote, tolerances } = input;
   const sanity = checkQuoteSanity(quote, tolerances);
   if (!sanity.trusted) return decideFromTrace(sanity.results);
@@ -46,10 +47,10 @@ export function evaluateQuote(input: QuoteInput): Decision {
   ]);
 }
 
-function spendingRules(input: BeforeQuoteInput, cost: QuoteView['totalCost']): RuleResult[] {
-  const { strategy, now, balance, spent, lastPlacedAt } = input;
+function spendingRules(input: BeforeQuoteDecisionInput, cost: QuoteView['totalCost']): RuleResult[] {
+  const { strategy, now, balance, spent, lastSubmittedAt } = input;
   return [
-    ...checkCooldown(strategy, now, lastPlacedAt),
+    ...checkCooldown(strategy, now, lastSubmittedAt),
     ...checkBudgets(strategy, spent, cost),
     ...checkCreditGuards(strategy, balance, cost),
   ];

@@ -5,7 +5,12 @@
 export { type CatchUpInput, slotToCatchUp } from './catch-up.js';
 export { type CronSchedule, CronSyntaxError, parseCron } from './cron-expression.js';
 export { formatDuration, parseDuration } from './duration.js';
-export { type BeforeQuoteInput, evaluateBeforeQuote, evaluateQuote, type QuoteInput } from './evaluate.js';
+export {
+  type BeforeQuoteDecisionInput,
+  evaluateBeforeQuote,
+  evaluateQuote,
+  type QuoteDecisionInput,
+} from './evaluate.js';
 export {
   type LoadResult,
   loadStrategies,

@@ -8,19 +8,23 @@ import type { SpentSoFar, Strategy } from './types.js';
  * per-month budgets. `cost` is the strategy's amount before a quote exists and the quote's totalCost after.
  */
 
-export function checkCooldown(strategy: Strategy, now: Date, lastPlacedAt: Date | undefined): RuleResult[] {
+export function checkCooldown(
+  strategy: Strategy,
+  now: Date,
+  lastSubmittedAt: Date | undefined,
+): RuleResult[] {
   if (strategy.cooldownMs === undefined) return [];
   const cooldown = formatDuration(strategy.cooldownMs);
-  if (lastPlacedAt === undefined) {
-    return [ruleResult('cooldown', true, 'cooldown_active', { cooldown, lastPlacedAt: 'none' })];
+  if (lastSubmittedAt === undefined) {
+    return [ruleResult('cooldown', true, 'cooldown_active', { cooldown, lastSubmittedAt: 'none' })];
   }
-  const elapsedMs = now.getTime() - lastPlacedAt.getTime();
+  const elapsedMs = now.getTime() - lastSubmittedAt.getTime();
   // A last order stamped in the future (clock skew between replicas) counts as just placed.
   const remainingMs = strategy.cooldownMs - Math.max(elapsedMs, 0);
   return [
     ruleResult('cooldown', remainingMs <= 0, 'cooldown_active', {
       cooldown,
-      lastPlacedAt: lastPlacedAt.toISOString(),
+      lastSubmittedAt: lastSubmittedAt.toISOString(),
       // Rounded up so that an active cooldown never shows 0s left.
       remaining: formatDuration(Math.ceil(Math.max(remainingMs, 0) / 1000) * 1000),
     }),

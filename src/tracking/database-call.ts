@@ -1,8 +1,8 @@
 import { withinDatabaseTimeout } from '../db/index.js';
-import { countDatabaseErrors, type Metrics } from '../observability/metrics.js';
+import { countDatabaseFailure, type Metrics } from '../observability/metrics.js';
 
 export interface DatabaseCallDeps {
-  metrics: Pick<Metrics, 'databaseErrors'>;
+  metrics: Pick<Metrics, 'databaseErrors' | 'internalErrors'>;
   /** engine.databaseTimeoutMs: the one bound on a database call, shared with the engine. */
   databaseTimeoutMs: number;
 }
@@ -11,14 +11,18 @@ export interface DatabaseCallDeps {
  * One database call of tracking, bounded like the engine's: a statement the driver waits on forever would
  * otherwise hold a poll, a sweep, and with them the worker's stop. Every tracking write is a lease, a
  * reschedule, an idempotent store or a status mark, so one that lands after the timeout does no harm.
- * Failures, the timeout included, count in treasury_database_errors_total.
+ * Failures, the timeout included, count in treasury_database_errors_total (a bug in
+ * treasury_internal_errors_total) and pass on unchanged.
  */
-export function callDatabase<T>(
+export async function callDatabase<T>(
   deps: DatabaseCallDeps,
   operation: string,
   work: () => Promise<T>,
 ): Promise<T> {
-  return countDatabaseErrors(deps.metrics, operation, () =>
-    withinDatabaseTimeout(work, deps.databaseTimeoutMs),
-  );
+  try {
+    return await withinDatabaseTimeout(work, deps.databaseTimeoutMs);
+  } catch (error) {
+    countDatabaseFailure(deps.metrics, operation, error);
+    throw error;
+  }
 }

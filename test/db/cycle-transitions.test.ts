@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +45,20 @@ describe('cycle state machine', () => {
  * move the table lacks, and every transition the suite's scenarios perform is checked against it.
  */
 describe('the database holds cycles to the same moves', () => {
+  it('allows exactly the table’s states in its check constraint', () => {
+    const migrations = readdirSync(join(REPO_ROOT, 'drizzle'))
+      .filter((name) => name.endsWith('.sql'))
+      .map((name) => readFileSync(join(REPO_ROOT, 'drizzle', name), 'utf8'))
+      .join('\n');
+    const checks = [
+      ...migrations.matchAll(/"cycles_state_check" CHECK \("cycles"\."state" in \(([^)]*)\)\)/g),
+    ];
+    const latest = checks.at(-1)?.[1] ?? '';
+    expect([...latest.matchAll(/'([a-z_]+)'/g)].map(([, state]) => state).sort()).toEqual(
+      [...CYCLE_STATES].sort(),
+    );
+  });
+
   it('has exactly the table’s pairs in its trigger', () => {
     const migration = readFileSync(join(REPO_ROOT, 'drizzle/0003_cycle_legal_moves.sql'), 'utf8');
     const pairs = [...migration.matchAll(/\('([a-z_]+)', '([a-z_]+)'\)/g)].map(

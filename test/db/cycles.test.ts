@@ -204,24 +204,24 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     await cycleIn(strategy, at(-48), 'placed', '12'); // previous month
     await cycleIn(other, at(8), 'placed', '11'); // another strategy
 
-    const figures = await db.cycles.spendFigures(strategy, periods(0, -24, 30 * 24));
+    const figures = await db.cycles.spendFigures({ strategy, periods: periods(0, -24, 30 * 24) });
     expect(figures.spentDay.toFixed()).toBe('1000000000000.300000000000000001');
     expect(figures.spentMonth.toFixed()).toBe('1000000000019.300000000000000001');
-    const later = await db.cycles.spendFigures(strategy, periods(1_000, 1_000, 30 * 24));
+    const later = await db.cycles.spendFigures({ strategy, periods: periods(1_000, 1_000, 30 * 24) });
     expect([later.spentDay.toFixed(), later.spentMonth.toFixed()]).toEqual(['0', '0']);
   });
 
   it('reports the last moment an order request left, the halt and the kill switch', async () => {
     const strategy = await newStrategy();
-    const figures = () => db.cycles.spendFigures(strategy, periods(0, 0, 24));
-    expect(await figures()).toMatchObject({ lastPlacedAt: null, halted: false, paused: false });
+    const figures = () => db.cycles.spendFigures({ strategy, periods: periods(0, 0, 24) });
+    expect(await figures()).toMatchObject({ lastSubmittedAt: null, halted: false, paused: false });
     await cycleIn(strategy, at(1), 'failed');
-    expect((await figures()).lastPlacedAt).toBeNull();
+    expect((await figures()).lastSubmittedAt).toBeNull();
     // The cooldown counts from any earlier order, whatever its month.
     const inFlight = await cycleIn(strategy, at(-1_000), 'submitting');
-    expect((await figures()).lastPlacedAt).toEqual(inFlight.submittedAt);
+    expect((await figures()).lastSubmittedAt).toEqual(inFlight.submittedAt);
     const placed = await cycleIn(strategy, at(2), 'placed');
-    expect((await figures()).lastPlacedAt).toEqual(placed.submittedAt);
+    expect((await figures()).lastSubmittedAt).toEqual(placed.submittedAt);
 
     await db.strategies.halt(strategy, 'ambiguous');
     await db.control.pause('incident', 'test');

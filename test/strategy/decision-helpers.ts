@@ -21,14 +21,14 @@ export function ruleOf(decision: Decision, rule: RuleName) {
 
 export function decideBeforeQuote(
   strategy: Strategy,
-  extra: { spent?: { day: string; month: string }; balance?: BalanceView; lastPlacedAt?: string } = {},
+  extra: { spent?: { day: string; month: string }; balance?: BalanceView; lastSubmittedAt?: string } = {},
 ) {
   return evaluateBeforeQuote({
     strategy,
     now,
     spent: extra.spent ? { day: d(extra.spent.day), month: d(extra.spent.month) } : nothingSpent,
     ...(extra.balance && { balance: extra.balance }),
-    ...(extra.lastPlacedAt && { lastPlacedAt: new Date(extra.lastPlacedAt) }),
+    ...(extra.lastSubmittedAt && { lastSubmittedAt: new Date(extra.lastSubmittedAt) }),
   });
 }
 

@@ -5,30 +5,30 @@ import { d, dca, quoteFor, threshold } from './strategy-builders.js';
 describe('cooldown (1h, now 12:00Z)', () => {
   const strategy = threshold({ cooldownMs: 3_600_000 });
   it.each([
-    [undefined, true, { cooldown: '1h', lastPlacedAt: 'none' }],
+    [undefined, true, { cooldown: '1h', lastSubmittedAt: 'none' }],
     [
       '2024-06-10T11:00:00.000Z',
       true,
-      { cooldown: '1h', lastPlacedAt: '2024-06-10T11:00:00.000Z', remaining: '0s' },
+      { cooldown: '1h', lastSubmittedAt: '2024-06-10T11:00:00.000Z', remaining: '0s' },
     ],
     [
       '2024-06-10T11:00:00.001Z',
       false,
-      { cooldown: '1h', lastPlacedAt: '2024-06-10T11:00:00.001Z', remaining: '1s' },
+      { cooldown: '1h', lastSubmittedAt: '2024-06-10T11:00:00.001Z', remaining: '1s' },
     ],
     [
       '2024-06-10T11:30:00.000Z',
       false,
-      { cooldown: '1h', lastPlacedAt: '2024-06-10T11:30:00.000Z', remaining: '30m' },
+      { cooldown: '1h', lastSubmittedAt: '2024-06-10T11:30:00.000Z', remaining: '30m' },
     ],
     // A last order stamped in the future (clock skew) counts as just placed.
     [
       '2024-06-10T12:30:00.000Z',
       false,
-      { cooldown: '1h', lastPlacedAt: '2024-06-10T12:30:00.000Z', remaining: '1h' },
+      { cooldown: '1h', lastSubmittedAt: '2024-06-10T12:30:00.000Z', remaining: '1h' },
     ],
-  ])('last placed %s → passed %s', (lastPlacedAt, passed, detail) => {
-    const decision = decideBeforeQuote(strategy, lastPlacedAt ? { lastPlacedAt } : {});
+  ])('last submitted %s → passed %s', (lastSubmittedAt, passed, detail) => {
+    const decision = decideBeforeQuote(strategy, lastSubmittedAt ? { lastSubmittedAt } : {});
     expect(ruleOf(decision, 'cooldown')).toEqual(
       passed
         ? { rule: 'cooldown', passed, detail }
@@ -39,7 +39,7 @@ describe('cooldown (1h, now 12:00Z)', () => {
 
   it('is not in the trace when the strategy has no cooldown', () => {
     expect(
-      ruleOf(decideBeforeQuote(dca(), { lastPlacedAt: '2024-06-10T11:59:59.000Z' }), 'cooldown'),
+      ruleOf(decideBeforeQuote(dca(), { lastSubmittedAt: '2024-06-10T11:59:59.000Z' }), 'cooldown'),
     ).toBeUndefined();
   });
 });

@@ -1,15 +1,12 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
-import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { DrizzleHandle } from '../connection.js';
 import { assertLegalTransition, isFinalState } from '../cycle-transitions.js';
-import { cacheByShape, shapeOf } from '../prepared-shapes.js';
 import { cycles } from '../schema.js';
-import type { ClaimSlotInput, Cycle, CyclePatch, CycleState, JsonValue, QuoteInput } from '../types.js';
+import type { ClaimSlotInput, Cycle, CyclePatch, CycleState } from '../types.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
-import { buildCommitIntent } from './intent-statement.js';
+import { createIntentCommit, type IntentDecision, type IntentMove, type IntentResult } from './intent.js';
 import { announcesMove, cycleMoved, NO_OUTBOX, type Outbox } from './notification-events.js';
-import { commitIntentSerialized, type GuardedIntentResult, type IntentGuard } from './serialized-intent.js';
-import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
+import { type FiguresQuery, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
 export interface CyclesRepository {
   /** Claims a strategy slot for this replica; null when it was already claimed (by anyone, ever). */
@@ -20,27 +17,11 @@ export interface CyclesRepository {
    */
   transition(id: number, from: CycleState, to: CycleState, patch?: CyclePatch): Promise<Cycle | null>;
   /**
-   * Commits the intent to order on a quote in ONE statement (it sits between the quote's arrival and the
-   * order request): records the quote and moves the cycle from `claimed` (through `quoted`, atomically) or
-   * from `quoted` to `submitting`. Null when the cycle is no longer in `from`.
+   * Commits the intent to order on a quote (intent.ts): records the quote and moves the cycle from
+   * `claimed` (through `quoted`, atomically) or from `quoted` to `submitting`, or, when the decision taken
+   * again under the locks says so, finishes it as skipped. `cycle` is null when it was no longer in `from`.
    */
-  commitIntent(
-    id: number,
-    from: 'claimed' | 'quoted',
-    quote: QuoteInput,
-    patch: IntentPatch,
-  ): Promise<Cycle | null>;
-  /**
-   * The intent commit for a strategy with budgets or a cooldown: under the strategy's advisory lock, with
-   * figures read after it was granted, `guard.decide` chooses between committing the intent (as
-   * commitIntent) and finishing the cycle as skipped; one transaction.
-   */
-  commitIntentSerialized(
-    id: number,
-    from: 'claimed' | 'quoted',
-    quote: QuoteInput,
-    guard: IntentGuard,
-  ): Promise<GuardedIntentResult>;
+  commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult>;
   get(id: number): Promise<Cycle | null>;
   getBySlot(strategy: string, slot: Date): Promise<Cycle | null>;
   listRecent(options?: { limit?: number; strategy?: string }): Promise<Cycle[]>;
@@ -59,16 +40,10 @@ export interface CyclesRepository {
    * Exact spend of the strategy in the day and month (slot ranges the caller computes in the strategy's
    * zone), the latest moment an order request left (for cooldowns), its halt and the kill switch.
    */
-  spendFigures(strategy: string, periods: { day: Period; month: Period }): Promise<SpendFigures>;
+  spendFigures(query: FiguresQuery): Promise<SpendFigures>;
 }
 
 const p = sql.placeholder;
-
-/** What the decision adds to the intent: every rule's result and the balance it saw. */
-export interface IntentPatch {
-  trace: JsonValue;
-  balanceSnapshotId: number | null;
-}
 
 export function createCyclesRepository(
   db: DrizzleHandle,
@@ -90,7 +65,7 @@ export function createCyclesRepository(
     .returning()
     .prepare('cycles_claim_slot');
 
-  const commitIntentStatement = buildCommitIntent(db).prepare('cycles_commit_intent');
+  const commitIntent = createIntentCommit(db, clock);
 
   const selectById = db
     .select()
@@ -102,17 +77,6 @@ export function createCyclesRepository(
     .from(cycles)
     .where(and(eq(cycles.strategy, p('strategy')), eq(cycles.slot, p('slot'))))
     .prepare('cycles_get_by_slot');
-
-  const transitionFor = cacheByShape(
-    (shape, name) =>
-      db
-        .update(cycles)
-        .set(shape.set as PgUpdateSetSource<typeof cycles>)
-        .where(and(eq(cycles.id, p('whereId')), eq(cycles.state, p('whereState'))))
-        .returning()
-        .prepare(name),
-    'cycles_transition',
-  );
 
   const unsureDue = db
     .select({ id: cycles.id })
@@ -145,46 +109,29 @@ export function createCyclesRepository(
     async transition(id, from, to, patch = {}) {
       assertLegalTransition(from, to);
       const now = clock();
-      const columns: Record<string, unknown> = { ...patchColumns(patch), state: to, updatedAt: now };
-      if (to === 'submitting') columns.submittedAt = now;
-      if (isFinalState(to)) columns.finishedAt = now;
-      if (from === 'unsure') Object.assign(columns, { leaseOwner: null, leaseUntil: null });
-      if (announcesMove(to, patch.reasonCode))
-        return db.transaction(async (tx) => {
-          const [row] = await tx
-            .update(cycles)
-            .set(columns as PgUpdateSetSource<typeof cycles>)
-            .where(and(eq(cycles.id, id), eq(cycles.state, from)))
-            .returning();
-          if (row) await outbox.enqueue(tx, cycleMoved(row));
-          return row ? toCycle(row) : null;
-        });
-      const shape = shapeOf(columns);
-      if (to === 'submitting') {
-        shape.set.attempts = sql`${cycles.attempts} + 1`;
-        shape.key = `attempts+1,${shape.key}`;
-      }
-      const rows = await transitionFor(shape).execute({ ...shape.values, whereId: id, whereState: from });
-      return first(rows);
-    },
-
-    async commitIntent(id, from, quote, patch) {
-      assertLegalTransition(from, 'submitting');
-      const rows = await commitIntentStatement.execute({
-        ...quote,
-        id,
-        from,
-        trace: patch.trace,
-        balanceSnapshotId: patch.balanceSnapshotId,
-        now: clock(),
+      const move = (executor: Pick<DrizzleHandle, 'update'>) =>
+        executor
+          .update(cycles)
+          .set({
+            ...patchColumns(patch),
+            state: to,
+            updatedAt: now,
+            ...(to === 'submitting' ? { submittedAt: now, attempts: sql`${cycles.attempts} + 1` } : {}),
+            ...(isFinalState(to) ? { finishedAt: now } : {}),
+            ...(from === 'unsure' ? { leaseOwner: null, leaseUntil: null } : {}),
+          })
+          .where(and(eq(cycles.id, id), eq(cycles.state, from)))
+          .returning();
+      // A move that people are told about writes its message in the same transaction (the outbox).
+      if (!announcesMove(to, patch.reasonCode)) return first(await move(db));
+      return db.transaction(async (tx) => {
+        const rows = await move(tx);
+        if (rows[0]) await outbox.enqueue(tx, cycleMoved(rows[0]));
+        return first(rows);
       });
-      return first(rows);
     },
 
-    commitIntentSerialized(id, from, quote, guard) {
-      assertLegalTransition(from, 'submitting');
-      return commitIntentSerialized(db, clock(), { id, from, quote }, guard);
-    },
+    commitIntent,
 
     async get(id) {
       return first(await selectById.execute({ id }));
@@ -261,8 +208,8 @@ export function createCyclesRepository(
       return row?.at ?? null;
     },
 
-    spendFigures(strategy, periods) {
-      return readSpendFigures(db, strategy, periods);
+    spendFigures(query) {
+      return readSpendFigures(db, query);
     },
   };
 }

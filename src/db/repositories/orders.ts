@@ -1,8 +1,6 @@
 import { and, asc, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { assertLegalTransition } from '../cycle-transitions.js';
-import { bindBuiltStatement } from '../raw-prepared.js';
 import { cycles, orders, settlementEvents, strategies } from '../schema.js';
 import type {
   Cycle,
@@ -68,88 +66,6 @@ export interface OrdersRepository {
 
 const p = sql.placeholder;
 
-type CycleRow = typeof cycles.$inferSelect;
-let markPlacedStatement: ReturnType<typeof bindBuiltStatement<CycleRow[]>> | undefined;
-let insertOrderStatement: ReturnType<typeof bindBuiltStatement<OrderRow[]>> | undefined;
-let firstEventStatement: ReturnType<typeof bindBuiltStatement<{ id: number }[]>> | undefined;
-
-// Placeholders go through the column encoders; cleared columns are literal NULLs (see prepared-shapes.ts).
-const placedColumns: Record<string, unknown> = {
-  state: 'placed',
-  serviceOrderId: p('serviceOrderId'),
-  reasonCode: p('reasonCode'),
-  errorCode: sql`null`,
-  errorMessage: sql`null`,
-  updatedAt: p('now'),
-  finishedAt: p('now'),
-  leaseOwner: sql`null`,
-  leaseUntil: sql`null`,
-};
-
-/** The cycle's move to `placed`; built once and bound to each placement's transaction. */
-function markPlaced(tx: DrizzleExecutor) {
-  markPlacedStatement ??= bindBuiltStatement<CycleRow[]>(
-    tx
-      .update(cycles)
-      .set(placedColumns as PgUpdateSetSource<typeof cycles>)
-      .where(and(eq(cycles.id, p('id')), eq(cycles.state, p('from'))))
-      .returning()
-      .prepare('cycles_mark_placed'),
-    'cycles_mark_placed',
-  );
-  return markPlacedStatement;
-}
-
-/** A new order row, nothing when the service's order id is known; built once like markPlaced. */
-function insertOrder(tx: DrizzleExecutor) {
-  insertOrderStatement ??= bindBuiltStatement<OrderRow[]>(
-    tx
-      .insert(orders)
-      .values({
-        serviceOrderId: p('serviceOrderId'),
-        cycleId: p('cycleId'),
-        origin: p('origin'),
-        quoteId: p('quoteId'),
-        symbol: p('symbol'),
-        amount: p('amount'),
-        price: p('price'),
-        side: p('side'),
-        serviceTimestamp: p('serviceTimestamp'),
-        status: p('status'),
-        createdAt: p('now'),
-        updatedAt: p('now'),
-        lastProgressAt: p('now'),
-        nextCheckAt: p('nextCheckAt'),
-        // Not through the column encoder, which cannot take a null: ISO text or null.
-        settledAt: sql`${p('settledAt')}::timestamptz`,
-      })
-      .onConflictDoNothing({ target: orders.serviceOrderId })
-      .returning()
-      .prepare('orders_insert'),
-    'orders_insert',
-  );
-  return insertOrderStatement;
-}
-
-/** An order's first history row (no previous status); built once like markPlaced. */
-function insertFirstEvent(tx: DrizzleExecutor) {
-  firstEventStatement ??= bindBuiltStatement<{ id: number }[]>(
-    tx
-      .insert(settlementEvents)
-      .values({
-        orderId: p('orderId'),
-        source: p('source'),
-        fromStatus: sql`null`,
-        toStatus: p('toStatus'),
-        recordedAt: p('recordedAt'),
-      })
-      .returning({ id: settlementEvents.id })
-      .prepare('settlement_events_insert_first'),
-    'settlement_events_insert_first',
-  );
-  return firstEventStatement;
-}
-
 export function createOrdersRepository(
   db: DrizzleHandle,
   clock: () => Date,
@@ -192,21 +108,27 @@ export function createOrdersRepository(
     source: SettlementSource = 'create',
   ): Promise<OrderRecord> => {
     const status = order.status ?? 'pending';
-    const [inserted] = await insertOrder(tx).execute(tx, {
-      serviceOrderId: order.id,
-      cycleId,
-      origin,
-      quoteId: order.quoteId ?? null,
-      symbol: order.symbol,
-      amount: order.amount,
-      price: order.price,
-      side: order.side,
-      serviceTimestamp: order.timestamp,
-      status,
-      now,
-      nextCheckAt: nextCheckAt ?? now,
-      settledAt: status === 'settled' ? now.toISOString() : null,
-    });
+    const [inserted] = await tx
+      .insert(orders)
+      .values({
+        serviceOrderId: order.id,
+        cycleId,
+        origin,
+        quoteId: order.quoteId ?? null,
+        symbol: order.symbol,
+        amount: order.amount,
+        price: order.price,
+        side: order.side,
+        serviceTimestamp: order.timestamp,
+        status,
+        createdAt: now,
+        updatedAt: now,
+        lastProgressAt: now,
+        nextCheckAt: nextCheckAt ?? now,
+        settledAt: status === 'settled' ? now : null,
+      })
+      .onConflictDoNothing({ target: orders.serviceOrderId })
+      .returning();
     if (!inserted) {
       if (cycleId !== null) {
         const [adopted] = await tx
@@ -224,12 +146,10 @@ export function createOrdersRepository(
       const [existing] = await tx.select().from(orders).where(eq(orders.serviceOrderId, order.id));
       return toOrder(existing as OrderRow);
     }
-    const [event] = await insertFirstEvent(tx).execute(tx, {
-      orderId: inserted.id,
-      source,
-      toStatus: status,
-      recordedAt: now,
-    });
+    const [event] = await tx
+      .insert(settlementEvents)
+      .values({ orderId: inserted.id, source, fromStatus: null, toStatus: status, recordedAt: now })
+      .returning({ id: settlementEvents.id });
     if (!event) throw new Error('insert into settlement_events returned no row');
     return toOrder(inserted);
   };
@@ -260,13 +180,21 @@ export function createOrdersRepository(
         );
         // An order another cycle owns is not this cycle's to claim.
         if (recorded.cycleId !== cycleId) return { order: recorded, cycle: null };
-        const [row] = await markPlaced(tx).execute(tx, {
-          serviceOrderId: order.id,
-          reasonCode: move.reasonCode,
-          now,
-          id: cycleId,
-          from: move.from,
-        });
+        const [row] = await tx
+          .update(cycles)
+          .set({
+            state: 'placed',
+            serviceOrderId: order.id,
+            reasonCode: move.reasonCode,
+            errorCode: null,
+            errorMessage: null,
+            updatedAt: now,
+            finishedAt: now,
+            leaseOwner: null,
+            leaseUntil: null,
+          })
+          .where(and(eq(cycles.id, cycleId), eq(cycles.state, move.from)))
+          .returning();
         if (row) await outbox.enqueue(tx, orderPlaced(row, order.id, move.discrepancy ?? []));
         if (!row || !move.discrepancy?.length) return { order: recorded, cycle: row ? toCycle(row) : null };
         // Our order, with figures we did not ask for: kept, flagged, and the strategy stopped for a person.

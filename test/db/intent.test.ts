@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advisoryLockKey } from '../../src/db/advisory-key.js';
 import type { Database, IntentGuard, QuoteInput, SpendFigures } from '../../src/db/index.js';
-import { lockKeyOfIntent } from '../../src/db/repositories/serialized-intent.js';
+import { lockKeyOfIntent } from '../../src/db/repositories/intent.js';
 import { Decimal } from '../../src/money.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
@@ -35,7 +35,7 @@ describe('advisory lock keys', () => {
   });
 });
 
-describe.each(testBackends())('serialized intent commit on %s', (backend) => {
+describe.each(testBackends())('intent commit re-decided under the lock on %s', (backend) => {
   let test: TestDatabase;
   let db: Database;
   let count = 0;
@@ -74,24 +74,20 @@ describe.each(testBackends())('serialized intent commit on %s', (backend) => {
     const strategy = `serial-${++count}`;
     const seen: SpendFigures[] = [];
     const first = await claimed(strategy, 10);
-    const committed = await db.cycles.commitIntentSerialized(
-      first.id,
-      'claimed',
-      quoteOf('100', 1),
-      guardWithCap(strategy, '150', seen),
+    const committed = await db.cycles.commitIntent(
+      { id: first.id, from: 'claimed', quote: quoteOf('100', 1) },
+      { recheck: guardWithCap(strategy, '150', seen) },
     );
     expect(committed.action).toBe('commit');
     expect(committed.cycle).toMatchObject({ state: 'submitting', attempts: 1, quoteId: 'SER10000' });
 
     const second = await claimed(strategy, 11);
-    const skipped = await db.cycles.commitIntentSerialized(
-      second.id,
-      'claimed',
-      quoteOf('100', 2),
-      guardWithCap(strategy, '150', seen),
+    const skipped = await db.cycles.commitIntent(
+      { id: second.id, from: 'claimed', quote: quoteOf('100', 2) },
+      { recheck: guardWithCap(strategy, '150', seen) },
     );
     expect(seen.map((figures) => figures.spentDay.toString())).toEqual(['0', '100']);
-    expect(seen[1]!.lastPlacedAt).toEqual(committed.cycle!.submittedAt);
+    expect(seen[1]!.lastSubmittedAt).toEqual(committed.cycle!.submittedAt);
     expect(skipped.action).toBe('skip');
     expect(skipped.cycle).toMatchObject({
       state: 'skipped',
@@ -107,31 +103,79 @@ describe.each(testBackends())('serialized intent commit on %s', (backend) => {
     const strategy = `serial-${++count}`;
     const seen: SpendFigures[] = [];
     await db.control.pause('incident', 'test');
-    await db.cycles.commitIntentSerialized(
-      (await claimed(strategy, 14)).id,
-      'claimed',
-      quoteOf('100', 5),
-      guardWithCap(strategy, '1000', seen),
+    const paused = await claimed(strategy, 14);
+    await db.cycles.commitIntent(
+      { id: paused.id, from: 'claimed', quote: quoteOf('100', 5) },
+      { recheck: guardWithCap(strategy, '1000', seen) },
     );
     await db.control.resume('test');
-    await db.cycles.commitIntentSerialized(
-      (await claimed(strategy, 15)).id,
-      'claimed',
-      quoteOf('100', 6),
-      guardWithCap(strategy, '1000', seen),
+    const resumed = await claimed(strategy, 15);
+    await db.cycles.commitIntent(
+      { id: resumed.id, from: 'claimed', quote: quoteOf('100', 6) },
+      { recheck: guardWithCap(strategy, '1000', seen) },
     );
     expect(seen.map((figures) => figures.paused)).toEqual([true, false]);
+  });
+
+  it('commits a decision that stands without re-reading, in one statement', async () => {
+    const strategy = `serial-${++count}`;
+    const cycle = await claimed(strategy, 16);
+    const result = await db.cycles.commitIntent(
+      { id: cycle.id, from: 'claimed', quote: quoteOf('42.5', 7) },
+      { stands: { trace: [{ rule: 'max_price' }], balanceSnapshotId: null } },
+    );
+    expect(result.action).toBe('commit');
+    expect(result.cycle).toMatchObject({ state: 'submitting', attempts: 1, trace: [{ rule: 'max_price' }] });
+    expect(result.cycle!.totalCost!.toFixed()).toBe('42.5');
+    expect(result.cycle!.quoteRecordId).toBe((await db.quotes.forCycle(cycle.id))[0]!.id);
+  });
+
+  it('counts every submitting and unsure cycle of the account as credit pending, placed ones since the read', async () => {
+    const strategy = `serial-${++count}`;
+    const other = `serial-${++count}`;
+    const commit = async (name: string, hour: number, cost: string) => {
+      const cycle = await claimed(name, hour);
+      const result = await db.cycles.commitIntent(
+        { id: cycle.id, from: 'claimed', quote: quoteOf(cost, 100 + hour) },
+        { stands: { trace: [], balanceSnapshotId: null } },
+      );
+      return result.cycle!;
+    };
+    await commit(other, 1, '1.5'); // submitting, another strategy: the credit line is one
+    const unsure = await commit(strategy, 2, '20');
+    await db.cycles.transition(unsure.id, 'submitting', 'unsure');
+    const placed = await commit(strategy, 3, '300');
+    await db.cycles.transition(placed.id, 'submitting', 'placed');
+    const failed = await commit(strategy, 6, '4000'); // never left
+    await db.cycles.transition(failed.id, 'submitting', 'failed');
+    const seen: SpendFigures[] = [];
+    const guard = {
+      ...guardWithCap(strategy, '1000', seen),
+      balanceReadAt: new Date('2031-06-01T11:00:00Z'),
+    };
+    const next = await claimed(strategy, 4);
+    await db.cycles.commitIntent(
+      { id: next.id, from: 'claimed', quote: quoteOf('1', 104) },
+      { recheck: guard },
+    );
+    // Earlier tests of this file left submitting cycles of 100 each: bounds rather than an exact sum.
+    const pending = seen[0]!.creditPending!;
+    expect(pending.gte('321.5') && pending.lt('4000')).toBe(true);
+    const withoutRead = await claimed(strategy, 5);
+    await db.cycles.commitIntent(
+      { id: withoutRead.id, from: 'claimed', quote: quoteOf('1', 105) },
+      { recheck: guardWithCap(strategy, '1000', seen) },
+    );
+    expect(seen[1]!.creditPending).toBeNull();
   });
 
   it('returns no cycle when the cycle was moved meanwhile (compare-and-set)', async () => {
     const strategy = `serial-${++count}`;
     const cycle = await claimed(strategy, 12);
     await db.cycles.transition(cycle.id, 'claimed', 'failed', { reasonCode: 'internal_error' });
-    const result = await db.cycles.commitIntentSerialized(
-      cycle.id,
-      'claimed',
-      quoteOf('100', 3),
-      guardWithCap(strategy, '1000', []),
+    const result = await db.cycles.commitIntent(
+      { id: cycle.id, from: 'claimed', quote: quoteOf('100', 3) },
+      { recheck: guardWithCap(strategy, '1000', []) },
     );
     expect(result).toEqual({ action: 'commit', cycle: null });
     expect((await db.cycles.get(cycle.id))!.state).toBe('failed');
@@ -147,11 +191,9 @@ describe.each(testBackends())('serialized intent commit on %s', (backend) => {
         await holder.query('select pg_advisory_lock($1::bigint)', [lockKeyOfIntent(strategy)]);
         try {
           return await db.cycles
-            .commitIntentSerialized(
-              cycle.id,
-              'claimed',
-              quoteOf('100', 4),
-              guardWithCap(strategy, '1000', [], 150),
+            .commitIntent(
+              { id: cycle.id, from: 'claimed', quote: quoteOf('100', 4) },
+              { recheck: guardWithCap(strategy, '1000', [], 150) },
             )
             .then(
               () => 'committed',

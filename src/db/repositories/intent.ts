@@ -1,0 +1,178 @@
+/**
+ * The intent commit: the quote recorded and the cycle moved to `submitting` (money that may have left)
+ * before the order request leaves. One operation with two ways through it:
+ * - the decision taken on the figures read before quoting stands (no rule depends on other cycles): ONE
+ *   statement, prepared once, because it sits inside the quote's window;
+ * - the decision depends on the strategy's other cycles (budgets, cooldown) or on every cycle of the account
+ *   (credit guards): two replicas working two slots at once could each pass a cap with figures read before
+ *   the other committed. The commit then takes the transaction-scoped advisory lock(s), reads the figures
+ *   again (a new statement under READ COMMITTED sees every intent committed before the lock was granted)
+ *   and lets the caller decide on them, all in one transaction.
+ */
+import { type AnyColumn, and, eq, type SQL, sql } from 'drizzle-orm';
+import type { Decimal } from '../../money.js';
+import { advisoryLockKey } from '../advisory-key.js';
+import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
+import { assertLegalTransition } from '../cycle-transitions.js';
+import { cycles, quotes } from '../schema.js';
+import type { Cycle, JsonValue, QuoteInput } from '../types.js';
+import { patchColumns, toCycle } from './cycle-rows.js';
+import { quotePlaceholders } from './quotes.js';
+import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
+
+/** What the decision adds to the intent: every rule's result and the balance it saw. */
+export interface IntentPatch {
+  trace: JsonValue;
+  balanceSnapshotId: number | null;
+}
+
+export type IntentVerdict =
+  | { action: 'commit'; patch: IntentPatch }
+  | { action: 'skip'; reasonCode: string; trace: JsonValue; balanceSnapshotId: number | null };
+
+export interface IntentGuard {
+  /** Intents of one strategy are serialized across replicas; other strategies never wait. */
+  strategy: string;
+  /**
+   * The budget periods (day within month) that contain an instant: called with the moment the intent is
+   * written, which is the moment its money is charged to (`submitted_at`).
+   */
+  periodsAt(at: Date): { day: Period; month: Period };
+  /**
+   * Set for a strategy with credit guards: the moment its balance was read. The commit then also takes the
+   * account's lock (every guarded cycle of every strategy and replica waits for it) and passes the cost of
+   * our orders that balance may not show (`creditPending`).
+   */
+  balanceReadAt?: Date;
+  /** Runs under the lock(s) on the fresh figures: pure and quick, since every other replica waits for it. */
+  decide(figures: SpendFigures & { creditPending: Decimal | null }): IntentVerdict;
+  /** Bound on the lock wait and on each statement, in milliseconds (the quote's time left). */
+  timeoutMs: number;
+}
+
+/** Either the decision stands as taken, or it is taken again under the locks. */
+export type IntentDecision = { stands: IntentPatch } | { recheck: IntentGuard };
+
+export interface IntentMove {
+  id: number;
+  from: 'claimed' | 'quoted';
+  quote: QuoteInput;
+}
+
+export interface IntentResult {
+  action: IntentVerdict['action'];
+  /** The cycle after the move (submitting or skipped); null when it was no longer in `from`. */
+  cycle: Cycle | null;
+}
+
+export function lockKeyOfIntent(strategy: string): string {
+  return advisoryLockKey(`intent:${strategy}`);
+}
+
+/** Credit guards judge one account: their intents are serialized across strategies and replicas. */
+const CREDIT_ACCOUNT_LOCK_KEY = advisoryLockKey('intent:credit-account');
+
+const p = sql.placeholder;
+
+/** A placeholder in an UPDATE's SET list, its value passed through the column's encoder (money as text). */
+function encoded(column: AnyColumn, name: string): SQL {
+  return sql`${sql.param(p(name), column)}`;
+}
+
+/** The intent as ONE statement: the quote row and the move to `submitting`, in a CTE. */
+function updateToSubmitting(executor: DrizzleExecutor) {
+  const intentQuote = executor.insert(quotes).values(quotePlaceholders('id')).returning({ id: quotes.id });
+  const intentQuoteCte = executor.$with('intent_quote', { id: quotes.id }).as(intentQuote.getSQL());
+  return executor
+    .with(intentQuoteCte)
+    .update(cycles)
+    .set({
+      state: 'submitting',
+      quoteRecordId: sql`(select id from ${intentQuoteCte})`,
+      quoteId: encoded(cycles.quoteId, 'quoteId'),
+      amount: encoded(cycles.amount, 'amount'),
+      price: encoded(cycles.price, 'price'),
+      totalCost: encoded(cycles.totalCost, 'totalCost'),
+      trace: encoded(cycles.trace, 'trace'),
+      balanceSnapshotId: encoded(cycles.balanceSnapshotId, 'balanceSnapshotId'),
+      reasonCode: null,
+      errorCode: null,
+      errorMessage: null,
+      attempts: sql`${cycles.attempts} + 1`,
+      submittedAt: encoded(cycles.submittedAt, 'now'),
+      updatedAt: encoded(cycles.updatedAt, 'now'),
+    })
+    .where(and(eq(cycles.id, p('id')), eq(cycles.state, p('from'))))
+    .returning();
+}
+
+export function createIntentCommit(db: DrizzleHandle, clock: () => Date) {
+  const submitOnPool = updateToSubmitting(db).prepare('cycles_commit_intent');
+
+  return async function commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult> {
+    assertLegalTransition(move.from, 'submitting');
+    const { id, from, quote } = move;
+    if ('stands' in decision) {
+      const [row] = await submitOnPool.execute({ ...quote, ...decision.stands, id, from, now: clock() });
+      return { action: 'commit', cycle: row ? toCycle(row) : null };
+    }
+    const guard = decision.recheck;
+    // Every statement below runs on `tx`: on PGlite the transaction holds the only connection, and a
+    // statement sent to the pool meanwhile would wait for it forever.
+    return db.transaction(async (tx) => {
+      const now = clock();
+      // Bounds the lock wait too, so that a transaction the caller gave up on ends by itself instead of
+      // committing an intent later. 0 would mean "no limit". Its own statement: a statement_timeout set by
+      // a statement only bounds the statements after it, and the lock wait is what it must bound.
+      const timeout = String(Math.max(1, Math.ceil(guard.timeoutMs)));
+      await tx.execute(sql`select set_config('statement_timeout', ${timeout}, true)`);
+      // Nor can the lock join the re-read: that statement's snapshot would predate the lock's grant and miss
+      // an intent committed while it waited. The account's lock first, then the strategy's: one order
+      // everywhere, so two commits never deadlock.
+      if (guard.balanceReadAt) await takeLock(tx, CREDIT_ACCOUNT_LOCK_KEY);
+      await takeLock(tx, lockKeyOfIntent(guard.strategy));
+      const figures = await readSpendFigures(tx, {
+        strategy: guard.strategy,
+        periods: guard.periodsAt(now),
+        ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
+      });
+      const verdict = guard.decide(figures);
+      if (verdict.action === 'commit') {
+        const [row] = await updateToSubmitting(tx).execute({ ...quote, ...verdict.patch, id, from, now });
+        return { action: 'commit', cycle: row ? toCycle(row) : null };
+      }
+      return { action: 'skip', cycle: await skipWithQuote(tx, now, move, verdict) };
+    });
+  };
+}
+
+async function takeLock(tx: DrizzleExecutor, key: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${key}::bigint)`);
+}
+
+/** The quote kept for the audit trail and the cycle finished as skipped with the rule's reason and trace. */
+async function skipWithQuote(
+  tx: DrizzleExecutor,
+  now: Date,
+  move: IntentMove,
+  verdict: Extract<IntentVerdict, { action: 'skip' }>,
+): Promise<Cycle | null> {
+  const { id, from, quote } = move;
+  const [stored] = await tx
+    .insert(quotes)
+    .values({ ...quote, cycleId: id })
+    .returning({ id: quotes.id });
+  if (!stored) throw new Error('insert into quotes returned no row');
+  const columns = patchColumns({
+    quote: { ...quote, id: stored.id, cycleId: id },
+    reasonCode: verdict.reasonCode,
+    trace: verdict.trace,
+    balanceSnapshotId: verdict.balanceSnapshotId,
+  });
+  const [row] = await tx
+    .update(cycles)
+    .set({ ...columns, state: 'skipped', updatedAt: now, finishedAt: now })
+    .where(and(eq(cycles.id, id), eq(cycles.state, from)))
+    .returning();
+  return row ? toCycle(row) : null;
+}

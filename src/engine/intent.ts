@@ -1,0 +1,104 @@
+/**
+ * The intent to order, committed before the order request leaves (the repository's commitIntent). Budgets
+ * and cooldowns depend on what the strategy's other cycles did, credit guards on what every cycle of the
+ * account did. The figures read before quoting may be stale by the time of the commit: another replica may
+ * be working an adjacent slot (or a missed one) of the same strategy at the same moment, and both would pass
+ * a cap that fits one order. So for such a strategy the commit waits for the lock(s), reads the figures
+ * again and runs the same pure decision on them; strategies without these rules keep the decision taken on
+ * the quote and the single-statement commit.
+ */
+import type { IntentDecision, IntentGuard, IntentPatch, JsonValue, QuoteInput } from '../db/index.js';
+import {
+  budgetPeriods,
+  evaluateQuote,
+  needsBalance,
+  type RuleResult,
+  type Strategy,
+} from '../strategy/index.js';
+import type { EngineContext } from './context.js';
+import type { CycleInputs } from './cycle-inputs.js';
+import type { CycleRecord } from './cycle-record.js';
+
+/** Commits the intent or, when a rule fails on the fresh figures, finishes the cycle as skipped. */
+export async function commitIntent(
+  context: EngineContext,
+  strategy: Strategy,
+  record: CycleRecord,
+  quote: QuoteInput,
+  inputs: CycleInputs,
+  decided: IntentPatch,
+  timeoutMs: number,
+): Promise<'commit' | 'skip'> {
+  const decision: IntentDecision = dependsOnOtherCycles(strategy)
+    ? { recheck: guardOf(context, strategy, quote, inputs, timeoutMs) }
+    : { stands: decided };
+  const action = await record.commitIntent(quote, decision, timeoutMs);
+  if (action === 'skip') {
+    // Logged after the transaction: nothing slow while other replicas wait for the lock.
+    context.logger.info(
+      { strategy: strategy.name, slot: record.cycle.slot, reason: record.cycle.reasonCode },
+      'the re-check under the strategy lock skips this slot (another cycle of the strategy committed first)',
+    );
+  }
+  return action;
+}
+
+function dependsOnOtherCycles(strategy: Strategy): boolean {
+  const { budget, cooldownMs } = strategy;
+  return (
+    budget?.perDay !== undefined ||
+    budget?.perMonth !== undefined ||
+    cooldownMs !== undefined ||
+    needsBalance(strategy)
+  );
+}
+
+function guardOf(
+  context: EngineContext,
+  strategy: Strategy,
+  quote: QuoteInput,
+  inputs: CycleInputs,
+  timeoutMs: number,
+): IntentGuard {
+  const balanceSnapshotId = inputs.balanceSnapshotId ?? null;
+  return {
+    strategy: strategy.name,
+    periodsAt: (at) => budgetPeriods(strategy.timezone, at),
+    // Credit guards: serialized per account, judged on the balance less what it may not show yet. "Since the
+    // read" is widened by the clock skew allowed between replicas: another replica stamped submitted_at.
+    ...(inputs.balanceAskedAt && needsBalance(strategy)
+      ? {
+          balanceReadAt: new Date(inputs.balanceAskedAt.getTime() - context.settings.reconcile.clockSkewMs),
+        }
+      : {}),
+    timeoutMs,
+    decide(figures) {
+      // Either may have changed while this cycle quoted and waited for the lock.
+      if (figures.paused || figures.halted) {
+        const reasonCode = figures.paused ? 'paused' : 'strategy_halted';
+        return { action: 'skip', reasonCode, trace: [], balanceSnapshotId };
+      }
+      const decision = evaluateQuote({
+        strategy,
+        // The cooldown counts to the moment the order may leave, not to the quote's arrival.
+        now: context.clock(),
+        quote: { ...quote },
+        balance: inputs.balance && { ...inputs.balance, pendingCost: figures.creditPending ?? undefined },
+        spent: { day: figures.spentDay, month: figures.spentMonth },
+        lastSubmittedAt: figures.lastSubmittedAt ?? undefined,
+        tolerances: context.tolerances,
+      });
+      const trace = traceAsJson(decision.trace);
+      if (decision.action === 'place') return { action: 'commit', patch: { trace, balanceSnapshotId } };
+      return { action: 'skip', reasonCode: decision.reason, trace, balanceSnapshotId };
+    },
+  };
+}
+
+/** A decision's trace as stored (jsonb): every rule's verdict, its reason when it failed, its details. */
+export function traceAsJson(trace: readonly RuleResult[]): JsonValue {
+  return trace.map(({ rule, passed, reason, detail }): JsonValue => {
+    const verdict = { rule, passed, detail: { ...detail } };
+    return reason === undefined ? verdict : { ...verdict, reason };
+  });
+}
