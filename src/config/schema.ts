@@ -36,8 +36,11 @@ export const quoteChecksSchema = z.strictObject({
  * crash recovery and reconciliation. Defaults live here; config/default.yaml shows them to operators.
  */
 export const engineSchema = z.strictObject({
-  /** Cycles in flight at once; quotes and orders travel on a pool of this many connections of their own. */
-  concurrency: z.number().int().min(1).max(256).default(8),
+  /**
+   * Most cycles in flight at once per replica (lower under api.rateLimit, see engine/concurrency.ts); quotes
+   * and orders travel on a pool of this many connections of their own.
+   */
+  concurrency: z.number().int().min(1).max(1_024).default(64),
   /** How long a quote lives at the service (the reference says 5 seconds). */
   quoteWindowMs: positiveMs.default(5_000),
   /** The worker stops using a quote this long before its window closes (clock skew, network). */

@@ -114,6 +114,7 @@ export class Worker {
       {
         strategies: this.current.map((s) => s.name),
         enabled: this.scheduler.size,
+        concurrency: context.settings.concurrency,
         replica: context.replicaId,
       },
       'worker started',
