@@ -75,8 +75,12 @@ export const engineSchema = z.strictObject({
     .strictObject({
       /** Recovery, reconciliation of unsure cycles and the external-order scan run this often. */
       intervalMs: positiveMs.default(30_000),
-      /** How long an order may take to show in the service's order list. */
-      visibilityLagMs: ms.default(30_000),
+      /**
+       * How long an order may take to show in the service's order list, past its quote's window. Absence is
+       * proven only after it, so it bounds how soon a lost replica's cycles settle; raise it for a service
+       * slower to list new orders (a value too low could record as absent an order that shows later).
+       */
+      visibilityLagMs: ms.default(2_000),
       /** Allowed difference between our clock and the service's order timestamps. */
       clockSkewMs: ms.default(5_000),
       /** A replica holds an unsure cycle this long while matching it. */
