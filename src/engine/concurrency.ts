@@ -1,7 +1,7 @@
 /**
  * Bounded concurrency for cycles. A burst of strategies due at the same instant queues here, before any
- * quote is requested, so a cycle holds its slot from claim to recorded outcome and its quote never waits
- * behind other cycles' work.
+ * quote is requested, so a cycle holds its place from claim to recorded outcome and its quote never waits
+ * behind other cycles' work. The bound is fixed, or adaptive (AdaptiveLimit, below).
  */
 export interface Limiter {
   run<T>(task: () => Promise<T>): Promise<T>;
@@ -11,29 +11,31 @@ export interface Limiter {
   idle(): Promise<void>;
 }
 
-export function createLimiter(limit: number): Limiter {
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer`);
+export function createLimiter(limit: number | AdaptiveLimit): Limiter {
+  if (typeof limit === 'number' && (!Number.isInteger(limit) || limit < 1))
+    throw new RangeError(`limit must be a positive integer`);
+  const bound = typeof limit === 'number' ? () => limit : () => limit.current;
   let active = 0;
   const waiting: (() => void)[] = [];
   let idleWaiters: (() => void)[] = [];
 
+  // First come, first served: a newcomer never slips in ahead of a waiter.
   const acquire = (): Promise<void> | undefined => {
-    if (active < limit) {
+    if (waiting.length === 0 && active < bound()) {
       active++;
       return undefined;
     }
     return new Promise((resolve) => waiting.push(resolve));
   };
 
-  // The slot passes straight to the next waiter, so a newcomer can never slip in between and overshoot.
+  // As many waiters start as the bound allows now: none when it shrank, several when it grew.
   const release = () => {
-    const next = waiting.shift();
-    if (next) {
-      next();
-      return;
-    }
     active--;
-    if (active === 0) {
+    while (waiting.length > 0 && active < bound()) {
+      active++;
+      waiting.shift()!();
+    }
+    if (active === 0 && waiting.length === 0) {
       const waiters = idleWaiters;
       idleWaiters = [];
       for (const resolve of waiters) resolve();
@@ -60,6 +62,66 @@ export function createLimiter(limit: number): Limiter {
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
   };
+}
+
+/**
+ * How many cycles may be in flight, learnt from the cycles themselves (additive increase, multiplicative
+ * decrease, as TCP paces a connection): while cycles that quoted finish well within their quote's window,
+ * the bound grows, by one per cycle until the first slowdown and by one per round of cycles after it, up to
+ * the cap; a cycle that took more than the target, or lost its quote, halves it. So a burst runs as wide as
+ * the service's round trips allow when the machine and the database keep up, and narrows, instead of
+ * letting quotes expire, when they do not. One halving per round: cycles that started before a decrease
+ * cannot cause another.
+ */
+export interface AdaptiveLimit {
+  readonly current: number;
+  /** A cycle that started at `startedAt` (performance.now()) ended; `ignore` for cycles that never quoted. */
+  observe(startedAt: number, verdict: CycleVerdict): void;
+}
+
+export type CycleVerdict = 'ok' | 'slow' | 'ignore';
+
+export function createAdaptiveLimit(options: {
+  initial: number;
+  max: number;
+  now?: () => number;
+}): AdaptiveLimit {
+  const now = options.now ?? (() => performance.now());
+  const max = options.max;
+  let limit = Math.max(1, Math.min(options.initial, max));
+  let slowStart = true;
+  let lastDecrease = Number.NEGATIVE_INFINITY;
+  return {
+    get current() {
+      return Math.floor(limit);
+    },
+    observe(startedAt, verdict) {
+      if (verdict === 'ignore') return;
+      if (verdict === 'slow') {
+        if (startedAt <= lastDecrease) return;
+        lastDecrease = now();
+        slowStart = false;
+        limit = Math.max(1, Math.floor(limit / 2));
+        return;
+      }
+      limit = Math.min(max, limit + (slowStart ? 1 : 1 / Math.floor(limit)));
+    },
+  };
+}
+
+/**
+ * The verdict on a finished cycle: slow when it took more than half of its quote's usable window (its quote
+ * to order step can be no longer than the whole cycle) or gave up on a quote; ignored when it never quoted
+ * (a slot another replica claimed, a skip before the quote: they say nothing about the quote window).
+ */
+export function judgeCycle(
+  report: { quoteId: string | null; reason: string },
+  elapsedMs: number,
+  engine: { quoteWindowMs: number; deadlineMarginMs: number },
+): CycleVerdict {
+  if (report.reason === 'quote_expired' || report.reason === 'quote_deadline_exceeded') return 'slow';
+  if (report.quoteId === null) return 'ignore';
+  return elapsedMs > (engine.quoteWindowMs - engine.deadlineMarginMs) / 2 ? 'slow' : 'ok';
 }
 
 /**

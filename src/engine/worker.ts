@@ -6,7 +6,7 @@
 import { retryWhileUnreachable } from '../db/index.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
-import { createLimiter, type Limiter } from './concurrency.js';
+import { createAdaptiveLimit, createLimiter, judgeCycle, type Limiter } from './concurrency.js';
 import type { EngineContext } from './context.js';
 import { runCycle } from './cycle.js';
 import { errorCodeOf, withDatabase } from './engine-errors.js';
@@ -23,6 +23,9 @@ export interface WorkerOptions {
   /** Aborted by a stop that arrives while start still waits for the database. */
   startSignal?: AbortSignal;
 }
+
+/** Cycles in flight when a burst begins; the adaptive limit widens it from there (concurrency.ts). */
+const INITIAL_CONCURRENCY = 8;
 
 export type ReloadResult =
   | { applied: true; strategies: string[]; added: string[]; changed: string[]; removed: string[] }
@@ -48,11 +51,22 @@ export class Worker {
     private readonly context: EngineContext,
     private readonly options: WorkerOptions,
   ) {
-    this.limiter = createLimiter(context.settings.concurrency);
+    const { settings } = context;
+    // From the old fixed bound up to the cap, as fast as cycles show they keep well within their quotes.
+    const limit = createAdaptiveLimit({
+      initial: Math.min(INITIAL_CONCURRENCY, settings.concurrency),
+      max: settings.concurrency,
+    });
+    this.limiter = createLimiter(limit);
     this.scheduler = new Scheduler({
       context,
       limiter: this.limiter,
-      runCycle: (request) => runCycle(context, request),
+      runCycle: async (request) => {
+        const startedAt = performance.now();
+        const report = await runCycle(context, request);
+        limit.observe(startedAt, judgeCycle(report, performance.now() - startedAt, settings));
+        return report;
+      },
       useCron: options.useCron,
     });
     this.maintenance = new Maintenance(context);

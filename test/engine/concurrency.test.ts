@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createServiceGate } from '../../src/api/index.js';
-import { createLimiter, cycleConcurrency, databasePoolSize } from '../../src/engine/index.js';
+import {
+  createAdaptiveLimit,
+  createLimiter,
+  cycleConcurrency,
+  databasePoolSize,
+  judgeCycle,
+} from '../../src/engine/index.js';
 import { engineSettings } from './support/harness.js';
 
 describe('bounded concurrency', () => {
@@ -77,5 +83,77 @@ describe('sizing the cycles in flight', () => {
       expect(orderLeftAt - sentAt).toBeLessThan(usableMs);
       vi.setSystemTime(Date.now() + 60_000);
     }
+  });
+});
+
+describe('the adaptive limit of cycles in flight', () => {
+  it('grows by one per quick cycle up to the cap, halves once per round on a slow one, then grows by one per round', () => {
+    let now = 0;
+    const limit = createAdaptiveLimit({ initial: 8, max: 64, now: () => now });
+    for (let i = 0; i < 100; i++) limit.observe(now, 'ok');
+    expect(limit.current).toBe(64);
+    limit.observe(now, 'ignore');
+    expect(limit.current).toBe(64);
+
+    now = 10;
+    limit.observe(5, 'slow');
+    expect(limit.current).toBe(32);
+    // Cycles that started before the decrease were already in flight: they cannot halve it again.
+    limit.observe(9, 'slow');
+    limit.observe(10, 'slow');
+    expect(limit.current).toBe(32);
+    now = 20;
+    limit.observe(11, 'slow');
+    expect(limit.current).toBe(16);
+    // After a slowdown: one more per round of 16 quick cycles, not one per cycle.
+    for (let i = 0; i < 16; i++) limit.observe(now, 'ok');
+    expect(limit.current).toBe(17);
+    for (let round = 0; round < 20; round++) {
+      now += 10;
+      limit.observe(now - 1, 'slow');
+    }
+    expect(limit.current).toBe(1);
+  });
+
+  it('starts queued cycles as soon as the limit grows, and none while it is below the cycles in flight', async () => {
+    let now = 0;
+    const limit = createAdaptiveLimit({ initial: 2, max: 4, now: () => now });
+    const limiter = createLimiter(limit);
+    const releases: (() => void)[] = [];
+    const task = () => limiter.run(() => new Promise<void>((resolve) => releases.push(resolve)));
+    const tasks = Array.from({ length: 8 }, task);
+    const flush = () => new Promise((resolve) => setImmediate(resolve));
+    await flush();
+    expect(limiter.active).toBe(2);
+    limit.observe(now, 'ok');
+    limit.observe(now, 'ok');
+    releases.shift()!();
+    await flush();
+    // One finished, the limit is now 4: three more started.
+    expect(limiter.active).toBe(4);
+    now = 1;
+    limit.observe(0, 'slow');
+    expect(limit.current).toBe(2);
+    releases.shift()!();
+    releases.shift()!();
+    await flush();
+    // Two finished out of four, the limit is 2: none started.
+    expect(limiter.active).toBe(2);
+    while (releases.length > 0) {
+      releases.shift()!();
+      await flush();
+    }
+    await Promise.all(tasks);
+    await limiter.idle();
+  });
+
+  it('judges a cycle by its quote window: slow past half of it or when its quote was lost, silent without a quote', () => {
+    const engine = { quoteWindowMs: 5_000, deadlineMarginMs: 1_000 };
+    const placed = { quoteId: 'Q1', reason: 'ok' };
+    expect(judgeCycle(placed, 1_999, engine)).toBe('ok');
+    expect(judgeCycle(placed, 2_001, engine)).toBe('slow');
+    expect(judgeCycle({ quoteId: 'Q1', reason: 'quote_expired' }, 100, engine)).toBe('slow');
+    expect(judgeCycle({ quoteId: null, reason: 'quote_deadline_exceeded' }, 100, engine)).toBe('slow');
+    expect(judgeCycle({ quoteId: null, reason: 'slot_already_claimed' }, 9_000, engine)).toBe('ignore');
   });
 });
