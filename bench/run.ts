@@ -33,6 +33,8 @@ async function section<R>(name: SectionName, run: () => Promise<{ result: R; row
   const { result, rows: sectionRows } = await run();
   results[name] = result;
   rows.push(...sectionRows);
+  // A later section that fails must not lose this one's figures.
+  printTable(name, sectionRows, (line) => process.stderr.write(`${line}\n`));
   process.stderr.write(`bench: ${name} done in ${((performance.now() - began) / 1000).toFixed(1)} s\n`);
 }
 

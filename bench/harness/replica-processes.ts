@@ -2,7 +2,8 @@
  * Worker replicas for the burst sections: `treasury-bot run` on plain node (transpiled, as production runs
  * dist/), each its own process on one database. A replica is ready when it logged `worker started`; its
  * other output is drained (a full pipe would stall it) and the last lines are kept for the error of a
- * replica that dies or never starts.
+ * replica that dies or never starts. They start one after the other: R processes recording the same 10,000
+ * strategies at once wait on each other's row locks for longer than the start allows on a busy machine.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -29,8 +30,7 @@ const STOP_TIMEOUT_MS = 60_000;
 
 export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesses {
   const children: ChildProcess[] = [];
-  const started: Promise<void>[] = [];
-  for (let index = 0; index < count; index++) {
+  const start = (index: number): Promise<void> => {
     const child = spawn(process.execPath, [spec.cliEntry, 'run'], {
       cwd: REPOSITORY_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,8 +72,13 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
     });
     // Only the race below observes the exit; after the start an exit is the stop's business.
     exited.catch(() => undefined);
-    started.push(Promise.race([isStarted, exited]));
-  }
+    return Promise.race([isStarted, exited]);
+  };
+  let stopping = false;
+  const all = (async () => {
+    for (let index = 0; index < count && !stopping; index++) await start(index);
+  })();
+  all.catch(() => undefined);
   return {
     async ready(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
@@ -81,12 +86,13 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
         timer = setTimeout(() => reject(new Error(`replicas not started within ${timeoutMs} ms`)), timeoutMs);
       });
       try {
-        await Promise.race([Promise.all(started), late]);
+        await Promise.race([all, late]);
       } finally {
         clearTimeout(timer);
       }
     },
     async stop() {
+      stopping = true;
       await Promise.all(
         children.map(async (child) => {
           if (child.exitCode !== null || child.signalCode !== null) return;

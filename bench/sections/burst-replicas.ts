@@ -70,8 +70,9 @@ export async function runReplicaBurstSection(
   const strategiesFile = join(directory, 'strategies.yaml');
   const settingsFile = join(directory, 'settings.yaml');
   const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const cliEntry = await transpileForNode('src/cli.ts', 'treasury-bench-replicas');
   // Starting R processes that each parse and record K strategies takes a while on two shared cores.
-  const leadMs = 20_000 + options.strategies * 4 * options.replicas;
+  const leadMs = 20_000 + options.strategies * 8 * options.replicas;
   const slot = new Date(Math.ceil((Date.now() + leadMs) / 1000) * 1000);
   const schedule = `${slot.getUTCSeconds()} ${slot.getUTCMinutes()} ${slot.getUTCHours()} * * *`;
   const names = Array.from(
@@ -85,7 +86,6 @@ export async function runReplicaBurstSection(
   await writeFile(settingsFile, SETTINGS_YAML);
   loadSettings({ env: { TREASURY_CONFIG: settingsFile } });
   await sandbox.setFaults(options.latencyMs > 0 ? { '*': { latencyMs: options.latencyMs } } : {});
-  const cliEntry = await transpileForNode('src/cli.ts', 'treasury-bench-replicas');
   const replicas = startReplicas(options.replicas, {
     cliEntry,
     databaseUrl,

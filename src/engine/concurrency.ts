@@ -1,3 +1,5 @@
+import type { PurchaseClient } from '../api/index.js';
+
 /**
  * Bounded concurrency for cycles. A burst of strategies due at the same instant queues here, before any
  * quote is requested, so a cycle holds its place from claim to recorded outcome and its quote never waits
@@ -110,18 +112,47 @@ export function createAdaptiveLimit(options: {
 }
 
 /**
- * The verdict on a finished cycle: slow when it took more than half of its quote's usable window (its quote
- * to order step can be no longer than the whole cycle) or gave up on a quote; ignored when it never quoted
- * (a slot another replica claimed, a skip before the quote: they say nothing about the quote window).
+ * The verdict on a finished cycle: slow when an order left more than a quarter of its quote's usable window
+ * after the quote arrived, or the cycle gave up on a quote; ignored when no order left (a slot another
+ * replica claimed, a skip: they say nothing about the quote window). Only the quote to order step counts:
+ * time before the quote (claim, reads, a queue at the database) costs no quote.
  */
 export function judgeCycle(
-  report: { quoteId: string | null; reason: string },
-  elapsedMs: number,
+  report: { reason: string },
+  quoteToOrderMs: number | undefined,
   engine: { quoteWindowMs: number; deadlineMarginMs: number },
 ): CycleVerdict {
   if (report.reason === 'quote_expired' || report.reason === 'quote_deadline_exceeded') return 'slow';
-  if (report.quoteId === null) return 'ignore';
-  return elapsedMs > (engine.quoteWindowMs - engine.deadlineMarginMs) / 2 ? 'slow' : 'ok';
+  if (quoteToOrderMs === undefined) return 'ignore';
+  return quoteToOrderMs > (engine.quoteWindowMs - engine.deadlineMarginMs) / 4 ? 'slow' : 'ok';
+}
+
+/**
+ * One cycle's trading client, watched: the longest time from a quote's answer to the departure of the order
+ * that uses it (the cycle's own figure, whatever the other cycles in flight do).
+ */
+export function watchQuoteToOrder(client: PurchaseClient): {
+  client: PurchaseClient;
+  longestMs(): number | undefined;
+} {
+  const answeredAt = new Map<string, number>();
+  let longest: number | undefined;
+  return {
+    client: {
+      ...client,
+      async getQuote(input, options) {
+        const quote = await client.getQuote(input, options);
+        answeredAt.set(quote.quoteId, performance.now());
+        return quote;
+      },
+      createOrder(input, options) {
+        const at = answeredAt.get(input.quoteId);
+        if (at !== undefined) longest = Math.max(longest ?? 0, performance.now() - at);
+        return client.createOrder(input, options);
+      },
+    },
+    longestMs: () => longest,
+  };
 }
 
 /**

@@ -8,6 +8,7 @@ export {
   databasePoolSize,
   judgeCycle,
   type Limiter,
+  watchQuoteToOrder,
 } from './concurrency.js';
 export type { EngineContext } from './context.js';
 export { type CycleRequest, runCycle } from './cycle.js';

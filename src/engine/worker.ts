@@ -6,7 +6,13 @@
 import { retryWhileUnreachable } from '../db/index.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
-import { createAdaptiveLimit, createLimiter, judgeCycle, type Limiter } from './concurrency.js';
+import {
+  createAdaptiveLimit,
+  createLimiter,
+  judgeCycle,
+  type Limiter,
+  watchQuoteToOrder,
+} from './concurrency.js';
 import type { EngineContext } from './context.js';
 import { runCycle } from './cycle.js';
 import { errorCodeOf, withDatabase } from './engine-errors.js';
@@ -63,8 +69,9 @@ export class Worker {
       limiter: this.limiter,
       runCycle: async (request) => {
         const startedAt = performance.now();
-        const report = await runCycle(context, request);
-        limit.observe(startedAt, judgeCycle(report, performance.now() - startedAt, settings));
+        const watched = watchQuoteToOrder(context.tradingClient ?? context.client);
+        const report = await runCycle({ ...context, tradingClient: watched.client }, request);
+        limit.observe(startedAt, judgeCycle(report, watched.longestMs(), settings));
         return report;
       },
       useCron: options.useCron,

@@ -147,13 +147,13 @@ describe('the adaptive limit of cycles in flight', () => {
     await limiter.idle();
   });
 
-  it('judges a cycle by its quote window: slow past half of it or when its quote was lost, silent without a quote', () => {
+  it('judges a cycle by its quote to order step: slow past a quarter of the usable window or when its quote was lost, silent without an order', () => {
     const engine = { quoteWindowMs: 5_000, deadlineMarginMs: 1_000 };
-    const placed = { quoteId: 'Q1', reason: 'ok' };
-    expect(judgeCycle(placed, 1_999, engine)).toBe('ok');
-    expect(judgeCycle(placed, 2_001, engine)).toBe('slow');
-    expect(judgeCycle({ quoteId: 'Q1', reason: 'quote_expired' }, 100, engine)).toBe('slow');
-    expect(judgeCycle({ quoteId: null, reason: 'quote_deadline_exceeded' }, 100, engine)).toBe('slow');
-    expect(judgeCycle({ quoteId: null, reason: 'slot_already_claimed' }, 9_000, engine)).toBe('ignore');
+    const placed = { reason: 'ok' };
+    expect(judgeCycle(placed, 999, engine)).toBe('ok');
+    expect(judgeCycle(placed, 1_001, engine)).toBe('slow');
+    expect(judgeCycle({ reason: 'quote_expired' }, 100, engine)).toBe('slow');
+    expect(judgeCycle({ reason: 'quote_deadline_exceeded' }, undefined, engine)).toBe('slow');
+    expect(judgeCycle({ reason: 'slot_already_claimed' }, undefined, engine)).toBe('ignore');
   });
 });
