@@ -9,6 +9,10 @@ export interface BenchKnobs {
   sections: ReadonlySet<SectionName>;
   cycles: number;
   burst: number;
+  /** Strategies of the burst-latency section, and replicas of both replica bursts. */
+  burstLatency: number;
+  burst10k: number;
+  burstReplicas: number;
   memoryStrategies: number;
   memoryCycles: number;
   memoryKind: MemoryCycleKind;
@@ -19,7 +23,7 @@ export interface BenchKnobs {
 
 const MEMORY_KINDS = ['mixed', 'guard-skip', 'paused', 'dry-run'] as const;
 
-export const SECTION_NAMES = ['cycle', 'burst', 'codec', 'memory'] as const;
+export const SECTION_NAMES = ['cycle', 'burst', 'burst-latency', 'burst-10k', 'codec', 'memory'] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 
 export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
@@ -27,6 +31,9 @@ export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
     sections: readSections(env.BENCH_SECTIONS),
     cycles: readCount(env, 'BENCH_CYCLES', 1_000),
     burst: readCount(env, 'BENCH_BURST', 1_000),
+    burstLatency: readCount(env, 'BENCH_BURST_LATENCY', 1_000),
+    burst10k: readCount(env, 'BENCH_BURST_10K', 10_000),
+    burstReplicas: readCount(env, 'BENCH_BURST_REPLICAS', 3),
     memoryStrategies: readCount(env, 'BENCH_MEMORY_STRATEGIES', 10_000),
     memoryCycles: readCount(env, 'BENCH_MEMORY_CYCLES', 100_000),
     memoryKind: readMemoryKind(env.BENCH_MEMORY_KIND),

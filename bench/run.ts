@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the sandbox in its own process, a fresh PostgreSQL database, then each section; prints
- * one table and writes bench/results.json (stable keys: machine, knobs, cycle, burst, codec, memory).
+ * one table and writes bench/results.json (stable keys: machine, knobs, and one per section).
  * Knobs: see knobs.ts. Progress goes to stderr, the table to stdout.
  */
 import { createBenchDatabase } from './harness/bench-database.js';
@@ -9,6 +9,7 @@ import { printTable, type ReportRow, writeJson } from './harness/report.js';
 import { startSandboxProcess } from './harness/sandbox-process.js';
 import { readKnobs, type SectionName } from './knobs.js';
 import { runBurstSection } from './sections/burst.js';
+import { runReplicaBurstSection } from './sections/burst-replicas.js';
 import { runCodecSection } from './sections/codec.js';
 import { runCycleSection } from './sections/cycle.js';
 import { runMemorySection } from './sections/memory.js';
@@ -32,12 +33,31 @@ async function section<R>(name: SectionName, run: () => Promise<{ result: R; row
   const { result, rows: sectionRows } = await run();
   results[name] = result;
   rows.push(...sectionRows);
+  // A later section that fails must not lose this one's figures.
+  printTable(name, sectionRows, (line) => process.stderr.write(`${line}\n`));
   process.stderr.write(`bench: ${name} done in ${((performance.now() - began) / 1000).toFixed(1)} s\n`);
 }
 
 try {
   await section('cycle', () => runCycleSection(sandbox, database.url, knobs.cycles));
   await section('burst', () => runBurstSection(sandbox, database.url, knobs.burst));
+  await section('burst-latency', () =>
+    runReplicaBurstSection(sandbox, database.url, {
+      name: 'burst-latency',
+      strategies: knobs.burstLatency,
+      replicas: knobs.burstReplicas,
+      latencyMs: 80,
+      lastOrderGoalMs: 5_000,
+    }),
+  );
+  await section('burst-10k', () =>
+    runReplicaBurstSection(sandbox, database.url, {
+      name: 'burst-10k',
+      strategies: knobs.burst10k,
+      replicas: knobs.burstReplicas,
+      latencyMs: 0,
+    }),
+  );
   await section('codec', () =>
     runCodecSection(sandbox, { opMs: knobs.codecOpMs, clientMs: knobs.codecClientMs, concurrency: 16 }),
   );

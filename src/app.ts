@@ -21,6 +21,8 @@ import {
   createLiveness,
   createReadiness,
   createReplicaId,
+  cycleConcurrency,
+  databasePoolSize,
   type EngineContext,
   KillSwitch,
   Worker,
@@ -115,9 +117,10 @@ export class App {
   private async open(): Promise<void> {
     const { settings, logger, metrics, clock, options } = this;
     const { baseUrl, token } = await this.openService();
+    const concurrency = cycleConcurrency(settings.engine, settings.api.rateLimit);
     const { database, migration } = await openDatabaseFromSettings(
       settings,
-      { maxConnections: Math.max(10, settings.engine.concurrency + 4), clock },
+      { maxConnections: databasePoolSize(concurrency), clock },
       {
         // Only the long-running worker waits; `once` and the admin commands report the outage at once.
         waitMs: options.mode === 'run' ? settings.engine.startupDatabaseWaitMs : 0,
@@ -143,7 +146,7 @@ export class App {
     this.onStop('api client', () => client.close());
     // One connection per cycle in flight, shared with nothing else (see EngineContext.tradingClient).
     const tradingClient = createClientFromSettings(settings, service, observer.onRequest, {
-      connections: settings.engine.concurrency,
+      connections: concurrency,
     });
     this.onStop('trading api client', () => tradingClient.close());
 
@@ -164,7 +167,8 @@ export class App {
       tradingClient,
       metrics,
       logger,
-      settings: settings.engine,
+      // The limiter the worker builds from this is the one the trading pool was sized for.
+      settings: { ...settings.engine, concurrency },
       dryRun: settings.dryRun,
       replicaId: this.replicaId,
       clock,

@@ -123,7 +123,7 @@ export async function writeStrategiesFile(documents: readonly string[]): Promise
 /** A DCA strategy with the rules a production one has: price cap, budgets, credit guards. */
 export function dcaStrategyYaml(
   name: string,
-  options: { dryRun?: boolean; guards?: boolean; schedule?: string } = {},
+  options: { dryRun?: boolean; guards?: boolean; schedule?: string; timezone?: string } = {},
 ): string {
   const lines = [
     `name: ${name}`,
@@ -131,7 +131,7 @@ export function dcaStrategyYaml(
     'symbol: USDTBRL',
     'amount: "100.00"',
     `schedule: "${options.schedule ?? '0 10 * * *'}"`,
-    'timezone: America/Sao_Paulo',
+    `timezone: ${options.timezone ?? 'America/Sao_Paulo'}`,
     'maxPrice: "9.00"',
     'budget:',
     '  perDay: "100000000.00"',

@@ -114,7 +114,7 @@ function rowsOf(result: BurstResult): ReportRow[] {
   return [
     {
       section: 'burst',
-      metric: `strategies due at once (engine concurrency ${result.concurrency})`,
+      metric: `strategies due at once (cycles in flight: adaptive, cap ${result.concurrency})`,
       value: `${result.strategies} (${Object.entries(result.outcomes)
         .map(([outcome, n]) => `${n} ${outcome}`)
         .join(', ')})`,

@@ -36,8 +36,11 @@ export const quoteChecksSchema = z.strictObject({
  * crash recovery and reconciliation. Defaults live here; config/default.yaml shows them to operators.
  */
 export const engineSchema = z.strictObject({
-  /** Cycles in flight at once; quotes and orders travel on a pool of this many connections of their own. */
-  concurrency: z.number().int().min(1).max(256).default(8),
+  /**
+   * Most cycles in flight at once per replica (lower under api.rateLimit, see engine/concurrency.ts); quotes
+   * and orders travel on a pool of this many connections of their own.
+   */
+  concurrency: z.number().int().min(1).max(1_024).default(64),
   /** How long a quote lives at the service (the reference says 5 seconds). */
   quoteWindowMs: positiveMs.default(5_000),
   /** The worker stops using a quote this long before its window closes (clock skew, network). */
@@ -72,8 +75,12 @@ export const engineSchema = z.strictObject({
     .strictObject({
       /** Recovery, reconciliation of unsure cycles and the external-order scan run this often. */
       intervalMs: positiveMs.default(30_000),
-      /** How long an order may take to show in the service's order list. */
-      visibilityLagMs: ms.default(30_000),
+      /**
+       * How long an order may take to show in the service's order list, past its quote's window. Absence is
+       * proven only after it, so it bounds how soon a lost replica's cycles settle; raise it for a service
+       * slower to list new orders (a value too low could record as absent an order that shows later).
+       */
+      visibilityLagMs: ms.default(2_000),
       /** Allowed difference between our clock and the service's order timestamps. */
       clockSkewMs: ms.default(5_000),
       /** A replica holds an unsure cycle this long while matching it. */

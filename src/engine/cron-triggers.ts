@@ -2,11 +2,24 @@
  * The node-cron tasks that trigger the scheduler: one task per distinct (schedule, time zone), shared by
  * every strategy on it. A tick only says "look now"; the slot comes from the clock (due-slots.ts), so a
  * shared task loses nothing, and 10,000 strategies on a handful of schedules cost a handful of timers
- * rather than 10,000 (each node-cron task holds about 3 KB of heap and a timer of its own).
+ * rather than 10,000 (each node-cron task holds about 3 KB of heap and a timer of its own). node-cron is
+ * given the text of the same parsed expression the slot calculator walks.
  */
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../observability/logger.js';
-import type { Strategy } from '../strategy/index.js';
+import { type CronSchedule, parseCron, type Strategy } from '../strategy/index.js';
+
+/** A schedule node-cron refused: the strategy would never fire, so nothing of the change is applied. */
+export class ScheduleNotAddedError extends Error {
+  override readonly name = 'ScheduleNotAddedError';
+  readonly code = 'SCHEDULE_NOT_ADDED';
+  constructor(strategy: Strategy, cause: unknown) {
+    super(
+      `strategy "${strategy.name}": schedule "${strategy.schedule}" in time zone "${strategy.timezone}" cannot be scheduled: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
+}
 
 interface Trigger {
   task: ScheduledTask;
@@ -19,36 +32,43 @@ export class CronTriggers {
   private readonly keyOf = new Map<string, string>();
 
   constructor(
-    private readonly onTick: (strategyName: string) => void,
+    private readonly onTick: (strategyName: string, now: Date) => void,
     private readonly logger: Logger,
+    private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  /** Puts the strategy on its schedule's trigger (off any previous one); false if node-cron refused it. */
-  add(strategy: Strategy): boolean {
-    this.remove(strategy.name);
-    const key = `${strategy.timezone} ${strategy.schedule}`;
-    let trigger = this.triggers.get(key);
-    if (!trigger) {
-      const task = this.createTask(strategy, key);
-      if (!task) return false;
-      trigger = { task, strategies: new Set() };
-      this.triggers.set(key, trigger);
+  /**
+   * Puts each strategy on its schedule's trigger (off any previous one). All or nothing: when node-cron
+   * refuses one schedule, ScheduleNotAddedError is thrown and no strategy moves.
+   */
+  add(strategies: readonly Strategy[]): void {
+    const created = new Map<string, Trigger>();
+    for (const strategy of strategies) {
+      const key = triggerKey(strategy);
+      if (this.triggers.has(key) || created.has(key)) continue;
+      try {
+        created.set(key, {
+          task: this.createTask(parseCron(strategy.schedule), strategy, key),
+          strategies: new Set(),
+        });
+      } catch (error) {
+        for (const trigger of created.values()) destroyQuietly(trigger.task);
+        throw new ScheduleNotAddedError(strategy, error);
+      }
     }
-    trigger.strategies.add(strategy.name);
-    this.keyOf.set(strategy.name, key);
-    return true;
+    for (const [key, trigger] of created) this.triggers.set(key, trigger);
+    for (const strategy of strategies) {
+      this.detach(strategy.name);
+      const key = triggerKey(strategy);
+      this.triggers.get(key)!.strategies.add(strategy.name);
+      this.keyOf.set(strategy.name, key);
+    }
+    this.dropUnused();
   }
 
   remove(name: string): void {
-    const key = this.keyOf.get(name);
-    if (key === undefined) return;
-    this.keyOf.delete(name);
-    const trigger = this.triggers.get(key)!;
-    trigger.strategies.delete(name);
-    if (trigger.strategies.size === 0) {
-      this.triggers.delete(key);
-      void trigger.task.destroy();
-    }
+    this.detach(name);
+    this.dropUnused();
   }
 
   async destroyAll(): Promise<void> {
@@ -63,30 +83,60 @@ export class CronTriggers {
     return this.triggers.size;
   }
 
-  private createTask(strategy: Strategy, key: string): ScheduledTask | undefined {
-    const { logger } = this;
-    const context = { schedule: strategy.schedule, timezone: strategy.timezone };
-    try {
-      const task = cron.createTask(strategy.schedule, () => this.fire(key), {
-        name: key,
-        timezone: strategy.timezone,
-        logger: {
-          info: (message) => logger.debug(context, `node-cron: ${message}`),
-          warn: (message) => logger.debug(context, `node-cron: ${message}`),
-          error: (message, err) => logger.warn({ ...context, err }, `node-cron: ${String(message)}`),
-          debug: (message) => logger.trace(context, `node-cron: ${String(message)}`),
-        },
-      });
-      void task.start();
-      return task;
-    } catch (error) {
-      // One schedule node-cron cannot run must not stop the others.
-      logger.error({ strategy: strategy.name, ...context, err: error }, 'strategy could not be scheduled');
-      return undefined;
+  private detach(name: string): void {
+    const key = this.keyOf.get(name);
+    if (key === undefined) return;
+    this.keyOf.delete(name);
+    this.triggers.get(key)?.strategies.delete(name);
+  }
+
+  private dropUnused(): void {
+    for (const [key, trigger] of this.triggers) {
+      if (trigger.strategies.size > 0) continue;
+      this.triggers.delete(key);
+      void trigger.task.destroy();
     }
   }
 
+  private createTask(schedule: CronSchedule, strategy: Strategy, key: string): ScheduledTask {
+    const { logger } = this;
+    const context = { schedule: schedule.text, timezone: strategy.timezone };
+    const task = cron.createTask(schedule.text, () => this.fire(key), {
+      name: key,
+      timezone: strategy.timezone,
+      logger: {
+        info: (message) => logger.debug(context, `node-cron: ${message}`),
+        warn: (message) => logger.debug(context, `node-cron: ${message}`),
+        error: (message, err) => logger.warn({ ...context, err }, `node-cron: ${String(message)}`),
+        debug: (message) => logger.trace(context, `node-cron: ${String(message)}`),
+      },
+    });
+    try {
+      // node-cron checks the time zone only here, by throwing.
+      void task.start();
+    } catch (error) {
+      destroyQuietly(task);
+      throw error;
+    }
+    return task;
+  }
+
+  /** One instant for every strategy on the trigger: they share the slot, computed once (due-slots.ts). */
   private fire(key: string): void {
-    for (const name of this.triggers.get(key)?.strategies ?? []) this.onTick(name);
+    const now = this.clock();
+    for (const name of this.triggers.get(key)?.strategies ?? []) this.onTick(name, now);
+  }
+}
+
+function triggerKey(strategy: Strategy): string {
+  return `${strategy.timezone} ${strategy.schedule}`;
+}
+
+/** A task whose start failed may throw again on destroy (node-cron re-checks the zone). */
+function destroyQuietly(task: ScheduledTask): void {
+  try {
+    void Promise.resolve(task.destroy()).catch(() => undefined);
+  } catch {
+    // Nothing was started; nothing to undo.
   }
 }

@@ -1,6 +1,15 @@
 /** The worker engine's public surface (composition in src/app.ts; benchmarks and tests build on these). */
 export { type ApiObserver, createApiObserver } from './api-observer.js';
-export { createLimiter, type Limiter } from './concurrency.js';
+export {
+  type AdaptiveLimit,
+  createAdaptiveLimit,
+  createLimiter,
+  cycleConcurrency,
+  databasePoolSize,
+  judgeCycle,
+  type Limiter,
+  watchQuoteToOrder,
+} from './concurrency.js';
 export type { EngineContext } from './context.js';
 export { type CycleRequest, runCycle } from './cycle.js';
 export { type QuoteDeadline, startQuoteDeadline } from './deadline.js';

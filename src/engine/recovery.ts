@@ -58,8 +58,11 @@ export async function recoverAbandonedCycles(context: EngineContext, now: Date):
  * Takes over what a replica known to be dead left mid-way, without the time margins: its process sends
  * nothing more, so a `submitting` cycle is unsure now, and a `claimed` or `quoted` one sent nothing.
  */
-export async function recoverCyclesOf(context: EngineContext, owner: string): Promise<RecoveryResult> {
-  let madeUnsure = 0;
+export async function recoverCyclesOf(
+  context: EngineContext,
+  owner: string,
+): Promise<RecoveryResult & { unsure: Cycle[] }> {
+  const unsure: Cycle[] = [];
   let abandoned = 0;
   for (const state of ['submitting', 'claimed', 'quoted'] as const) {
     for (const cycle of await listOldest(context, state)) {
@@ -74,12 +77,12 @@ export async function recoverCyclesOf(context: EngineContext, owner: string): Pr
       });
       if (!moved) continue;
       if (inFlight) {
-        madeUnsure++;
+        unsure.push(moved);
         context.metrics.unsureCycles.inc();
       } else abandoned++;
     }
   }
-  return { madeUnsure, abandoned };
+  return { madeUnsure: unsure.length, abandoned, unsure };
 }
 
 function listOldest(context: EngineContext, state: CycleState): Promise<Cycle[]> {
@@ -93,7 +96,7 @@ async function move(
   cycle: Cycle,
   to: 'unsure' | 'failed',
   patch: { reasonCode: string; errorCode: string; errorMessage: string },
-): Promise<boolean> {
+): Promise<Cycle | null> {
   const moved = await withDatabase(context, 'cycle_transition', () =>
     context.database.cycles.transition(cycle.id, cycle.state, to, patch),
   );
@@ -110,5 +113,5 @@ async function move(
       `recovered cycle: ${cycle.state} → ${to}`,
     );
   }
-  return moved !== null;
+  return moved;
 }

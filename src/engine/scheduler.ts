@@ -1,12 +1,13 @@
 /**
  * Fires cycles: node-cron tasks in the strategies' zones as the trigger (shared per schedule,
- * cron-triggers.ts); the slot itself comes from the clock (due-slots.ts); a periodic sweep runs slots
- * node-cron missed. A slot is
- * dispatched at most once per process; across processes the unique claim decides, so double firing is
- * harmless. Cycles run through the bounded limiter.
+ * cron-triggers.ts); the slot itself comes from the clock (due-slots.ts), walked over the same parsed
+ * expression node-cron was given; a periodic sweep runs slots node-cron missed. A slot is dispatched at
+ * most once per process; across processes the unique claim decides, so double firing is harmless. Cycles
+ * run through the bounded limiter. A schedule node-cron refuses is an error of the whole change
+ * (ScheduleNotAddedError), never a strategy that silently stops firing.
  */
 import type { CycleTrigger } from '../db/index.js';
-import { type Strategy, strategyHash } from '../strategy/index.js';
+import { type CronSchedule, parseCron, type Strategy, strategyHash } from '../strategy/index.js';
 import type { Limiter } from './concurrency.js';
 import type { EngineContext } from './context.js';
 import { CronTriggers } from './cron-triggers.js';
@@ -25,6 +26,7 @@ export interface SchedulerOptions {
 interface Entry {
   strategy: Strategy;
   hash: string;
+  schedule: CronSchedule;
   /** The sweep never looks before the moment the strategy was (re)scheduled. */
   since: Date;
 }
@@ -42,11 +44,15 @@ export class Scheduler {
   private sweptUntil: Date | undefined;
   private stopped = false;
   private readonly triggers: CronTriggers | undefined;
+  /** The slot of the last tick: the strategies on one trigger share it, so it is computed once per fire. */
+  private lastTick:
+    | { schedule: CronSchedule; timezone: string; at: number; slot: Date | undefined }
+    | undefined;
 
   constructor(private readonly options: SchedulerOptions) {
     const { clock, logger } = options.context;
     if (options.useCron !== false)
-      this.triggers = new CronTriggers((name) => this.tick(name, clock()), logger);
+      this.triggers = new CronTriggers((name, now) => this.tick(name, now), logger, clock);
   }
 
   start(strategies: readonly Strategy[]): void {
@@ -56,27 +62,33 @@ export class Scheduler {
     this.sweepTimer = setInterval(() => this.sweep(clock()), settings.catchUpIntervalMs);
   }
 
-  /** Schedules the enabled strategies of the new set; unchanged ones keep their task. */
+  /**
+   * Schedules the enabled strategies of the new set; unchanged ones keep their task. All or nothing: a
+   * schedule that cannot be scheduled throws (ScheduleNotAddedError, CronSyntaxError) and the running set
+   * stays as it was.
+   */
   apply(strategies: readonly Strategy[]): { added: string[]; changed: string[]; removed: string[] } {
     const summary = { added: [] as string[], changed: [] as string[], removed: [] as string[] };
     // A reload that finishes after the stop would start timers that keep a stopped process alive.
     if (this.stopped) return summary;
     const now = this.options.context.clock();
     const wanted = new Map(strategies.filter((s) => s.enabled).map((s) => [s.name, s]));
+    const updates: Entry[] = [];
+    for (const strategy of wanted.values()) {
+      const hash = strategyHash(strategy);
+      const existing = this.entries.get(strategy.name);
+      if (existing?.hash === hash) continue;
+      (existing ? summary.changed : summary.added).push(strategy.name);
+      updates.push({ strategy, hash, schedule: parseCron(strategy.schedule), since: now });
+    }
+    this.triggers?.add(updates.map((entry) => entry.strategy));
+    for (const entry of updates) this.entries.set(entry.strategy.name, entry);
     for (const name of this.entries.keys()) {
       if (!wanted.has(name)) {
         this.triggers?.remove(name);
         this.entries.delete(name);
         summary.removed.push(name);
       }
-    }
-    for (const strategy of wanted.values()) {
-      const hash = strategyHash(strategy);
-      const existing = this.entries.get(strategy.name);
-      if (existing?.hash === hash) continue;
-      (existing ? summary.changed : summary.added).push(strategy.name);
-      this.entries.set(strategy.name, { strategy, hash, since: now });
-      this.triggers?.add(strategy);
     }
     return summary;
   }
@@ -85,8 +97,14 @@ export class Scheduler {
   tick(name: string, now: Date): void {
     const entry = this.entries.get(name);
     if (!entry || this.stopped) return;
-    const slot = slotAtTick(entry.strategy, now);
-    if (slot !== undefined) this.dispatch(entry.strategy, slot, 'schedule');
+    const { schedule, strategy } = entry;
+    const last = this.lastTick;
+    const slot =
+      last?.schedule === schedule && last.timezone === strategy.timezone && last.at === now.getTime()
+        ? last.slot
+        : slotAtTick(schedule, strategy.timezone, now);
+    this.lastTick = { schedule, timezone: strategy.timezone, at: now.getTime(), slot };
+    if (slot !== undefined) this.dispatch(strategy, slot, 'schedule');
   }
 
   /** Runs the slots of (last sweep, now − lag] that this process did not dispatch. */
@@ -96,7 +114,13 @@ export class Scheduler {
     const from = this.sweptUntil ?? until;
     for (const entry of this.entries.values()) {
       const after = from.getTime() > entry.since.getTime() ? from : entry.since;
-      for (const slot of slotsToSweep(entry.strategy, after, until, MAX_SWEEP_SLOTS_PER_STRATEGY)) {
+      for (const slot of slotsToSweep(
+        entry.schedule,
+        entry.strategy.timezone,
+        after,
+        until,
+        MAX_SWEEP_SLOTS_PER_STRATEGY,
+      )) {
         if (this.dispatch(entry.strategy, slot, 'schedule')) {
           this.options.context.logger.info(
             { strategy: entry.strategy.name, slot },

@@ -7,7 +7,13 @@ import { retryWhileUnreachable } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
-import { createLimiter, type Limiter } from './concurrency.js';
+import {
+  createAdaptiveLimit,
+  createLimiter,
+  judgeCycle,
+  type Limiter,
+  watchQuoteToOrder,
+} from './concurrency.js';
 import type { EngineContext } from './context.js';
 import { runCycle } from './cycle.js';
 import { withDatabase } from './engine-errors.js';
@@ -24,6 +30,9 @@ export interface WorkerOptions {
   /** Aborted by a stop that arrives while start still waits for the database. */
   startSignal?: AbortSignal;
 }
+
+/** Cycles in flight when a burst begins; the adaptive limit widens it from there (concurrency.ts). */
+const INITIAL_CONCURRENCY = 8;
 
 export type ReloadResult =
   | { applied: true; strategies: string[]; added: string[]; changed: string[]; removed: string[] }
@@ -49,11 +58,23 @@ export class Worker {
     private readonly context: EngineContext,
     private readonly options: WorkerOptions,
   ) {
-    this.limiter = createLimiter(context.settings.concurrency);
+    const { settings } = context;
+    // From the old fixed bound up to the cap, as fast as cycles show they keep well within their quotes.
+    const limit = createAdaptiveLimit({
+      initial: Math.min(INITIAL_CONCURRENCY, settings.concurrency),
+      max: settings.concurrency,
+    });
+    this.limiter = createLimiter(limit);
     this.scheduler = new Scheduler({
       context,
       limiter: this.limiter,
-      runCycle: (request) => runCycle(context, request),
+      runCycle: async (request) => {
+        const startedAt = performance.now();
+        const watched = watchQuoteToOrder(context.tradingClient ?? context.client);
+        const report = await runCycle({ ...context, tradingClient: watched.client }, request);
+        limit.observe(startedAt, judgeCycle(report, watched.longestMs(), settings));
+        return report;
+      },
       useCron: options.useCron,
     });
     this.maintenance = new Maintenance(context);
@@ -115,6 +136,7 @@ export class Worker {
       {
         strategies: this.current.map((s) => s.name),
         enabled: this.scheduler.size,
+        concurrency: context.settings.concurrency,
         replica: context.replicaId,
       },
       'worker started',

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CronTriggers } from '../../src/engine/cron-triggers.js';
+import { CronTriggers, ScheduleNotAddedError } from '../../src/engine/cron-triggers.js';
 import { dca } from '../strategy/strategy-builders.js';
 
 /** node-cron itself, on vitest's fake timers and fake Date: which strategies each shared task wakes. */
@@ -19,10 +19,10 @@ describe('cron triggers', () => {
   });
 
   it('shares one task per schedule and zone, and wakes every strategy on it', async () => {
-    triggers.add(dca({ name: 'a', schedule: '* * * * * *', timezone: 'UTC' }));
-    triggers.add(dca({ name: 'b', schedule: '* * * * * *', timezone: 'UTC' }));
-    triggers.add(dca({ name: 'c', schedule: '* * * * * *', timezone: 'America/Sao_Paulo' }));
-    triggers.add(dca({ name: 'd', schedule: '0 10 * * *', timezone: 'UTC' }));
+    triggers.add([dca({ name: 'a', schedule: '* * * * * *', timezone: 'UTC' })]);
+    triggers.add([dca({ name: 'b', schedule: '* * * * * *', timezone: 'UTC' })]);
+    triggers.add([dca({ name: 'c', schedule: '* * * * * *', timezone: 'America/Sao_Paulo' })]);
+    triggers.add([dca({ name: 'd', schedule: '0 10 * * *', timezone: 'UTC' })]);
     expect(triggers.size).toBe(3);
 
     await vi.advanceTimersByTimeAsync(1_000);
@@ -30,9 +30,9 @@ describe('cron triggers', () => {
   });
 
   it('moves a changed strategy to its new schedule and drops a task nobody is on', async () => {
-    triggers.add(dca({ name: 'a', schedule: '0 10 * * *', timezone: 'UTC' }));
-    triggers.add(dca({ name: 'b', schedule: '0 10 * * *', timezone: 'UTC' }));
-    triggers.add(dca({ name: 'a', schedule: '0 11 * * *', timezone: 'UTC' }));
+    triggers.add([dca({ name: 'a', schedule: '0 10 * * *', timezone: 'UTC' })]);
+    triggers.add([dca({ name: 'b', schedule: '0 10 * * *', timezone: 'UTC' })]);
+    triggers.add([dca({ name: 'a', schedule: '0 11 * * *', timezone: 'UTC' })]);
     expect(triggers.size).toBe(2);
     triggers.remove('b');
     expect(triggers.size).toBe(1);
@@ -43,10 +43,18 @@ describe('cron triggers', () => {
     expect(ticks).toEqual(['a']);
   });
 
-  it('refuses a schedule node-cron cannot run without touching the others', async () => {
-    expect(triggers.add(dca({ name: 'bad', schedule: 'not a cron', timezone: 'UTC' }))).toBe(false);
-    expect(triggers.add(dca({ name: 'good', schedule: '* * * * * *', timezone: 'UTC' }))).toBe(true);
+  it('refuses a schedule node-cron cannot run, as an error that moves no strategy', async () => {
+    triggers.add([dca({ name: 'good', schedule: '* * * * * *', timezone: 'UTC' })]);
+    const refused = () =>
+      triggers.add([
+        dca({ name: 'good', schedule: '0 10 * * *', timezone: 'UTC' }),
+        dca({ name: 'bad', schedule: '* * * * * *', timezone: 'Mars/Olympus' }),
+      ]);
+    expect(refused).toThrow(ScheduleNotAddedError);
+    expect(refused).toThrow(/strategy "bad".*Mars\/Olympus/);
+    expect(triggers.size).toBe(1);
     await vi.advanceTimersByTimeAsync(1_000);
+    // `good` is still on its old schedule, `bad` on none.
     expect(ticks).toEqual(['good']);
   });
 });

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPurchaseClient } from '../../src/api/index.js';
 import { createLiveness, recordStrategiesSeen } from '../../src/engine/index.js';
-import { d, type EngineBench, startEngineBench, strategy } from './support/harness.js';
+import { DEMO_TOKEN } from '../../src/sandbox/index.js';
+import { d, type EngineBench, engineSettings, startEngineBench, strategy } from './support/harness.js';
+import { startListingService } from './support/listing-service.js';
+import { listedOrder } from './support/unsure-cycle.js';
 
 /**
  * A replica killed mid-cycle stops beating; the next beat of any other replica sees it gone and takes its
@@ -86,5 +90,41 @@ describe('replica liveness', () => {
       'survivor',
     ]);
     expect(bench.lines.some((line) => line.alert === 'replica_lost' && line.replica === 'killed')).toBe(true);
+  });
+
+  it('with the defaults, every order a killed replica had in flight is recorded and none of its cycles is unsure 10 s after its death', async () => {
+    const { database } = bench;
+    const diedAt = now;
+    await database.replicas.register({ id: 'killed-2', host: 'h3', pid: 103 });
+    const sent = await leftBy('killed-2', 'live-sent', 'submitting');
+    const lost = await leftBy('killed-2', 'live-lost', 'submitting');
+    // The service has the first cycle's order (it arrived before the kill), not the second's.
+    const service = await startListingService([
+      { ...listedOrder('ORD-SENT', { quoteId: sent.quoteId!, timestamp: diedAt }), price: '5.4000' },
+    ]);
+    const client = createPurchaseClient({ baseUrl: service.url, token: DEMO_TOKEN });
+    try {
+      const context = { ...bench.context, client, settings: engineSettings() };
+      const survivor = createLiveness(context);
+      // Beats and passes once a second, as the running replica does, for 10 s after the death.
+      for (let second = 1; second <= 10; second++) {
+        now = new Date(diedAt.getTime() + second * 1_000);
+        await database.replicas.heartbeat({ id: 'survivor', host: 'h0', pid: 100 });
+        await survivor.beat();
+        await survivor.reconcileTakenOver();
+      }
+      expect(await database.cycles.get(sent.id)).toMatchObject({
+        state: 'placed',
+        serviceOrderId: 'ORD-SENT',
+      });
+      expect(await database.orders.getByServiceId('ORD-SENT')).toMatchObject({ cycleId: sent.id });
+      expect(await database.cycles.get(lost.id)).toMatchObject({
+        state: 'not_placed',
+        reasonCode: 'not_found_at_service',
+      });
+    } finally {
+      await client.close();
+      await service.close();
+    }
   });
 });

@@ -208,4 +208,27 @@ describe('cycles of one strategy', () => {
     expect(events.slice(4)).toEqual(['end a@2', 'end b@1']);
     expect(lines.filter((line) => line.level === 'error')).toEqual([]);
   });
+
+  it('refuses a set with a schedule node-cron cannot run, as an error, and keeps the running set', async () => {
+    const lines: LogLine[] = [];
+    const scheduler = new Scheduler({
+      context: schedulerContext(() => new Date(), lines),
+      limiter: createLimiter(1),
+      runCycle: async () => ({}) as never,
+    });
+    const good = strategy({ name: 'good', schedule: '0 10 * * *', timezone: 'UTC' });
+    scheduler.start([good]);
+    try {
+      const moved = strategy({ name: 'good', schedule: '0 11 * * *', timezone: 'UTC' });
+      const bad = strategy({ name: 'bad', schedule: '0 10 * * *', timezone: 'Mars/Olympus' });
+      expect(() => scheduler.apply([moved, bad])).toThrow(
+        expect.objectContaining({ code: 'SCHEDULE_NOT_ADDED', message: expect.stringMatching(/"bad"/) }),
+      );
+      expect(scheduler.size).toBe(1);
+      // Nothing of the refused set was applied: the same set again still counts `good` as changed.
+      expect(scheduler.apply([moved]).changed).toEqual(['good']);
+    } finally {
+      await scheduler.stop(1_000);
+    }
+  });
 });

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCommand } from '../support/worker-process.js';
 import { OPS_SECRET, OPS_TOKEN, type OpsWorld, startOpsWorld } from './support/ops-world.js';
@@ -196,6 +197,18 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
       expect(cycle.settlement).toBeNull();
     expect(status.unsureCycles).toEqual([]);
     expect(status.discrepancies).toEqual([]);
+    // The running worker is a replica: where it runs, since when, its last beat and its cycles in flight.
+    expect(status.replicas).toEqual([
+      {
+        id: expect.any(String),
+        host: hostname(),
+        pid: world.worker.child.pid,
+        startedAt: expect.any(String),
+        lastHeartbeat: expect.any(String),
+        inFlightCycles: expect.any(Number),
+      },
+    ]);
+    expect(Date.now() - Date.parse(status.replicas[0].lastHeartbeat)).toBeLessThan(10_000);
     for (const order of status.openOrders) {
       expect(OPEN_STATUSES).toContain(order.status);
       expect(Number.isInteger(order.ageSeconds) && order.ageSeconds >= 0).toBe(true);
@@ -207,6 +220,7 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
     expect(human.stdout).toMatch(/recent cycles \(3\)/);
     expect(human.stdout).toMatch(/\bsettlement\b/);
     expect(human.stdout).toMatch(/unsure cycles awaiting reconciliation \(0\)/);
+    expect(human.stdout).toMatch(/replicas \(1\)\n.*\bhost\b.*\bpid\b.*\blastHeartbeat\b.*\binFlight\b/);
   });
 
   it('shows the kill switch in /readyz, /metrics and status, and keeps the replica ready', async () => {

@@ -1,0 +1,189 @@
+/**
+ * K strategies due at one instant, run by R worker replicas (`treasury-bot run` processes on plain node)
+ * on one database, against the sandbox process with an optional latency per request. The strategies are
+ * scheduled once a day at an instant far enough ahead for the replicas to start, so every replica's
+ * node-cron fires the same slot and the unique claim splits the work, as in production.
+ *
+ * Figures come from outside the worker: order lags from the sandbox's ledger (`createdAt` − slot, i.e.
+ * when the order reached the service), quotes that expired unused from the database (quotes recorded for
+ * the slot's cycles with no order at the service).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { loadSettings } from '../../src/config/index.js';
+import { dcaStrategyYaml } from '../harness/bench-engine.js';
+import { startReplicas } from '../harness/replica-processes.js';
+import { formatMs, type ReportRow } from '../harness/report.js';
+import type { SandboxProcess } from '../harness/sandbox-process.js';
+import { percentile, round } from '../harness/stats.js';
+import { transpileForNode } from '../harness/transpile.js';
+
+export interface ReplicaBurstOptions {
+  /** Section name, also the prefix of the strategies' names. */
+  name: 'burst-latency' | 'burst-10k';
+  strategies: number;
+  replicas: number;
+  /** Added by the sandbox to every request. */
+  latencyMs: number;
+  /** Goal for the last order's lag; undefined when the section only reports it. */
+  lastOrderGoalMs?: number;
+}
+
+export interface ReplicaBurstResult {
+  strategies: number;
+  replicas: number;
+  latencyMs: number;
+  slot: string;
+  ordersPlaced: number;
+  expiredQuotes: number;
+  cycleStates: Record<string, number>;
+  lagMs: { first: number; p50: number; last: number };
+  /** From the slot until no cycle of the slot was in flight. */
+  allFinalMs: number;
+}
+
+const IN_FLIGHT = ['claimed', 'quoted', 'submitting'];
+const SETTLE_TIMEOUT_MS = 600_000;
+
+const SETTINGS_YAML = `log:
+  level: info
+engine:
+  reload:
+    watch: false
+tracking:
+  backfill:
+    enabled: false
+  balance:
+    enabled: false
+  poll:
+    enabled: false
+`;
+
+export async function runReplicaBurstSection(
+  sandbox: SandboxProcess,
+  databaseUrl: string,
+  options: ReplicaBurstOptions,
+) {
+  const directory = await mkdtemp(join(tmpdir(), `treasury-${options.name}-`));
+  const strategiesFile = join(directory, 'strategies.yaml');
+  const settingsFile = join(directory, 'settings.yaml');
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const cliEntry = await transpileForNode('src/cli.ts', 'treasury-bench-replicas');
+  // Starting R processes that each parse and record K strategies takes a while on two shared cores.
+  const leadMs = 20_000 + options.strategies * 8 * options.replicas;
+  const slot = new Date(Math.ceil((Date.now() + leadMs) / 1000) * 1000);
+  const schedule = `${slot.getUTCSeconds()} ${slot.getUTCMinutes()} ${slot.getUTCHours()} * * *`;
+  const names = Array.from(
+    { length: options.strategies },
+    (_, i) => `${options.name}-${String(i + 1).padStart(5, '0')}`,
+  );
+  await writeFile(
+    strategiesFile,
+    names.map((name) => dcaStrategyYaml(name, { schedule, timezone: 'UTC', guards: false })).join('---\n'),
+  );
+  await writeFile(settingsFile, SETTINGS_YAML);
+  loadSettings({ env: { TREASURY_CONFIG: settingsFile } });
+  await sandbox.setFaults(options.latencyMs > 0 ? { '*': { latencyMs: options.latencyMs } } : {});
+  const replicas = startReplicas(options.replicas, {
+    cliEntry,
+    databaseUrl,
+    apiUrl: sandbox.url,
+    apiToken: sandbox.token,
+    strategiesFile,
+    settingsFile,
+  });
+  try {
+    const untilSlot = slot.getTime() - Date.now();
+    await replicas.ready(untilSlot - 1_000);
+    process.stderr.write(
+      `bench: ${options.name}: ${options.replicas} replicas ready; slot ${slot.toISOString()}\n`,
+    );
+    const states = await waitUntilFinal(sql, options.name, slot, options.strategies);
+    const allFinalMs = Date.now() - slot.getTime();
+    const ledger = (await sandbox.ledger()).filter((order) => Date.parse(order.createdAt) >= slot.getTime());
+    const ours = await sql<{ quoteId: string }[]>`
+      select q.quote_id as "quoteId" from quotes q join cycles c on c.id = q.cycle_id
+      where c.slot = ${slot} and c.strategy like ${`${options.name}-%`}`;
+    const ordered = new Set(ledger.map((order) => order.quoteId));
+    const quoteIds = new Set(ours.map((row) => row.quoteId));
+    const placed = ledger.filter((order) => quoteIds.has(order.quoteId));
+    const lags = placed.map((order) => Date.parse(order.createdAt) - slot.getTime()).sort((a, b) => a - b);
+    const result: ReplicaBurstResult = {
+      strategies: options.strategies,
+      replicas: options.replicas,
+      latencyMs: options.latencyMs,
+      slot: slot.toISOString(),
+      ordersPlaced: placed.length,
+      expiredQuotes: ours.filter((row) => !ordered.has(row.quoteId)).length,
+      cycleStates: states,
+      lagMs: {
+        first: lags[0] ?? Number.NaN,
+        p50: round(percentile(lags, 0.5), 1),
+        last: lags.at(-1) ?? Number.NaN,
+      },
+      allFinalMs,
+    };
+    return { result, rows: rowsOf(options, result) };
+  } finally {
+    await replicas.stop();
+    await sandbox.setFaults({});
+    await sql.end();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+async function waitUntilFinal(
+  sql: postgres.Sql,
+  prefix: string,
+  slot: Date,
+  expected: number,
+): Promise<Record<string, number>> {
+  const giveUpAt = slot.getTime() + SETTLE_TIMEOUT_MS;
+  for (;;) {
+    const rows = await sql<{ state: string; n: number }[]>`
+      select state, count(*)::int as n from cycles
+      where slot = ${slot} and strategy like ${`${prefix}-%`} group by state`;
+    const states = Object.fromEntries(rows.map((row) => [row.state, row.n]));
+    const total = rows.reduce((sum, row) => sum + row.n, 0);
+    const inFlight = rows.filter((row) => IN_FLIGHT.includes(row.state)).length;
+    if (total >= expected && inFlight === 0) return states;
+    if (Date.now() > giveUpAt) {
+      throw new Error(
+        `${prefix}: cycles not final ${SETTLE_TIMEOUT_MS} ms after the slot: ${JSON.stringify(states)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+function rowsOf(options: ReplicaBurstOptions, result: ReplicaBurstResult): ReportRow[] {
+  const section = options.name;
+  const { lagMs } = result;
+  const goal = options.lastOrderGoalMs;
+  return [
+    {
+      section,
+      metric: `orders placed: ${result.strategies} due at once, ${result.replicas} replicas, sandbox +${result.latencyMs} ms per request`,
+      value: `${result.ordersPlaced} (${Object.entries(result.cycleStates)
+        .map(([state, n]) => `${n} ${state}`)
+        .join(', ')})`,
+      target: String(result.strategies),
+      met: result.ordersPlaced === result.strategies,
+    },
+    {
+      section,
+      metric: 'expired quotes (recorded, no order at the service)',
+      value: String(result.expiredQuotes),
+      target: '0',
+      met: result.expiredQuotes === 0,
+    },
+    {
+      section,
+      metric: 'order lag after the slot: first / median / last',
+      value: `${formatMs(lagMs.first)} / ${formatMs(lagMs.p50)} / ${formatMs(lagMs.last)}`,
+      ...(goal === undefined ? {} : { target: `last <= ${formatMs(goal)}`, met: lagMs.last <= goal }),
+    },
+  ];
+}
