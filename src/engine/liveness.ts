@@ -11,9 +11,10 @@
  */
 import { hostname } from 'node:os';
 import type { Cycle } from '../db/index.js';
+import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask } from '../runtime/periodic-task.js';
 import type { EngineContext } from './context.js';
-import { errorCodeOf, withDatabase } from './engine-errors.js';
+import { withDatabase } from './engine-errors.js';
 import { reconcileCycle } from './reconcile.js';
 import { recoverCyclesOf } from './recovery.js';
 
