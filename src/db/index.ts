@@ -7,6 +7,17 @@ export { type Database, type OpenDatabaseOptions, openDatabase } from './databas
 export { DatabaseError, type DatabaseErrorCode, IllegalTransitionError, sqlStateOf } from './errors.js';
 export { findMigrationsFolder, type MigrationResult, migrate, pendingMigrations } from './migrate.js';
 export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
+export {
+  type BalanceSnapshotFigures,
+  type ExpectedBalance,
+  type ExportedOrder,
+  type OrderAggregate,
+  type OrderCursor,
+  type QuotesSeen,
+  type ReportQueries,
+  reportQueries,
+  type SkipAggregate,
+} from './report-queries.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository, IntentPatch } from './repositories/cycles.js';

@@ -1,0 +1,139 @@
+/**
+ * `treasury-bot export orders`: one row per order placed in the period, ours and external, for the ledger.
+ * Rows are read a page at a time in (placed at, id) order and written as they come, waiting for the
+ * destination to drain, so a million orders take the memory of one page.
+ *
+ * CSV is RFC 4180 through csv-stringify (CRLF line ends, fields quoted when they hold a comma, a quote or a
+ * line break), with a header row, in UTF-8 without a byte-order mark unless `excel` asks for one (Excel
+ * reads BOM-less UTF-8 as the local code page). JSON is one document, `{ "from", "to", "orders": [...] }`,
+ * written incrementally. Money is the text the service sent.
+ */
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import { type Database, type ExportedOrder, type OrderCursor, reportQueries } from '../db/index.js';
+import type { Period } from './periods.js';
+
+export const EXPORT_FORMATS = ['csv', 'json'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/**
+ * The columns, in order. `strategyVersion` is the hash of the strategy's configuration as last loaded
+ * (`strategies.config_hash`): cycles do not record the version they ran under yet, so an order placed
+ * before a strategy changed shows the newer hash.
+ */
+export const EXPORT_COLUMNS = [
+  'orderId',
+  'origin',
+  'strategy',
+  'strategyVersion',
+  'slot',
+  'quoteId',
+  'placedAt',
+  'symbol',
+  'amount',
+  'price',
+  'totalCost',
+  'totalFilled',
+  'status',
+  'pendingAt',
+  'partialAt',
+  'paidAt',
+  'withdrawnAt',
+  'settledAt',
+  'expectedAmount',
+  'receivedAmount',
+  'withdrawalNetwork',
+  'transactionId',
+  'withdrawnAmount',
+  'discrepancy',
+] as const satisfies readonly (keyof ExportedOrder)[];
+
+export const EXPORT_PAGE_SIZE = 2000;
+
+export interface ExportOptions {
+  format: ExportFormat;
+  excel?: boolean;
+  pageSize?: number;
+}
+
+/** Every order of the period, page by page. */
+export async function* ordersOf(
+  database: Database,
+  period: Period,
+  pageSize = EXPORT_PAGE_SIZE,
+): AsyncGenerator<ExportedOrder> {
+  const queries = reportQueries(database);
+  let cursor: OrderCursor | null = null;
+  for (;;) {
+    const page = await queries.orderPage(period, cursor, pageSize);
+    for (const row of page) yield row.order;
+    const last = page.at(-1);
+    if (page.length < pageSize || last === undefined) return;
+    cursor = last.cursor;
+  }
+}
+
+/** Writes the export to `destination` (not ended); resolves with the number of orders written. */
+export async function exportOrders(
+  database: Database,
+  period: Period,
+  destination: Writable,
+  options: ExportOptions,
+): Promise<number> {
+  const orders = ordersOf(database, period, options.pageSize);
+  return options.format === 'csv'
+    ? writeCsv(orders, destination, options.excel === true)
+    : writeJson(orders, period, destination);
+}
+
+async function write(destination: Writable, chunk: string): Promise<void> {
+  if (!destination.write(chunk)) await once(destination, 'drain');
+}
+
+async function writeCsv(
+  orders: AsyncIterable<ExportedOrder>,
+  destination: Writable,
+  excel: boolean,
+): Promise<number> {
+  const stringifier = stringify({
+    header: true,
+    columns: [...EXPORT_COLUMNS],
+    record_delimiter: 'windows',
+    bom: excel,
+    cast: { boolean: (value) => (value ? 'true' : 'false') },
+  });
+  const forwarded = (async () => {
+    for await (const chunk of stringifier) await write(destination, String(chunk));
+  })();
+  let count = 0;
+  try {
+    for await (const order of orders) {
+      if (!stringifier.write(order)) await once(stringifier, 'drain');
+      count++;
+    }
+    stringifier.end();
+  } catch (error) {
+    stringifier.destroy();
+    await forwarded.catch(() => {});
+    throw error;
+  }
+  await forwarded;
+  return count;
+}
+
+async function writeJson(
+  orders: AsyncIterable<ExportedOrder>,
+  period: Period,
+  destination: Writable,
+): Promise<number> {
+  const head = { from: period.start.toISOString(), to: period.end.toISOString() };
+  await write(destination, `${JSON.stringify(head).slice(0, -1)},"orders":[`);
+  let count = 0;
+  for await (const order of orders) {
+    await write(destination, `${count === 0 ? '\n' : ',\n'}${JSON.stringify(order)}`);
+    count++;
+  }
+  await write(destination, '\n]}\n');
+  return count;
+}
