@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the sandbox in its own process, a fresh PostgreSQL database, then each section; prints
- * one table and writes bench/results.json (stable keys: machine, knobs, cycle, burst, codec, memory).
+ * one table and writes bench/results.json (stable keys: machine, knobs, cycle, burst, codec, memory, export).
  * Knobs: see knobs.ts. Progress goes to stderr, the table to stdout.
  */
 import { createBenchDatabase } from './harness/bench-database.js';
@@ -11,6 +11,7 @@ import { readKnobs, type SectionName } from './knobs.js';
 import { runBurstSection } from './sections/burst.js';
 import { runCodecSection } from './sections/codec.js';
 import { runCycleSection } from './sections/cycle.js';
+import { runExportSection } from './sections/export.js';
 import { runMemorySection } from './sections/memory.js';
 
 const knobs = readKnobs();
@@ -48,6 +49,7 @@ try {
       kind: knobs.memoryKind,
     }),
   );
+  await section('export', () => runExportSection(database.url, knobs.exportOrders));
 } finally {
   await sandbox.close();
   await database.drop();

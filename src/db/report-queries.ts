@@ -97,7 +97,8 @@ const iso = (expression: string) =>
   `to_char(${expression} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 const COST = 'coalesce(c.total_cost, o.expected_amount, o.amount)';
-const QUANTITY = 'coalesce(q.total_filled, o.withdrawn_amount)';
+// An external order's quantity is known once the crypto left (before, the service reports 0 withdrawn).
+const QUANTITY = `coalesce(q.total_filled, case when o.status in ('withdrawn', 'settled') then o.withdrawn_amount end)`;
 const ORDER_JOINS = `orders o
   left join cycles c on c.id = o.cycle_id
   left join quotes q on q.id = c.quote_record_id`;

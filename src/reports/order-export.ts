@@ -51,6 +51,36 @@ export const EXPORT_COLUMNS = [
 
 export const EXPORT_PAGE_SIZE = 2000;
 
+/**
+ * The service's digits: fiat in cents, prices in 4 decimals (its fxRate), crypto in 6. Decimal parsing on
+ * the way in drops trailing zeros (`"1000.00"` is stored as 1000), so the export pads them back; a value
+ * with more digits than its scale keeps them all: nothing is rounded here.
+ */
+const FIAT_DIGITS = 2;
+const PRICE_DIGITS = 4;
+const CRYPTO_DIGITS = 6;
+
+function withServiceDigits(order: ExportedOrder): ExportedOrder {
+  const pad = (value: string | null, scale: number) => (value === null ? null : padScale(value, scale));
+  return {
+    ...order,
+    amount: padScale(order.amount, FIAT_DIGITS),
+    price: padScale(order.price, PRICE_DIGITS),
+    totalCost: pad(order.totalCost, FIAT_DIGITS),
+    expectedAmount: pad(order.expectedAmount, FIAT_DIGITS),
+    receivedAmount: pad(order.receivedAmount, FIAT_DIGITS),
+    totalFilled: pad(order.totalFilled, CRYPTO_DIGITS),
+    withdrawnAmount: pad(order.withdrawnAmount, CRYPTO_DIGITS),
+  };
+}
+
+export function padScale(text: string, scale: number): string {
+  const point = text.indexOf('.');
+  const digits = point === -1 ? 0 : text.length - point - 1;
+  if (digits >= scale) return text;
+  return `${point === -1 ? `${text}.` : text}${'0'.repeat(scale - digits)}`;
+}
+
 export interface ExportOptions {
   format: ExportFormat;
   excel?: boolean;
@@ -67,7 +97,7 @@ export async function* ordersOf(
   let cursor: OrderCursor | null = null;
   for (;;) {
     const page = await queries.orderPage(period, cursor, pageSize);
-    for (const row of page) yield row.order;
+    for (const row of page) yield withServiceDigits(row.order);
     const last = page.at(-1);
     if (page.length < pageSize || last === undefined) return;
     cursor = last.cursor;
