@@ -28,7 +28,7 @@ export interface ExportResult {
 const TARGETS = { seconds: 30, rssMb: 150 };
 
 /** One strategy, then N placed cycles with their quote, order and settlement step, one a minute. */
-async function insertOrders(databaseUrl: string, count: number): Promise<void> {
+export async function insertOrders(databaseUrl: string, count: number): Promise<void> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     await sql.begin(async (tx) => {
@@ -78,7 +78,8 @@ export async function runExportSection(databaseUrl: string, count: number) {
 
   const entry = await transpileForNode('bench/sections/export-worker.ts');
   const output = join(tmpdir(), `treasury-bench-export-${process.pid}.csv`);
-  const child = fork(entry, [], { stdio: 'inherit' });
+  // No execArgv: the parent runs under tsx, whose loader thread would count in the child's RSS.
+  const child = fork(entry, [], { execArgv: [], stdio: 'inherit' });
   const request: ExportRequest = { databaseUrl, output };
   child.send(request);
   const [report] = (await Promise.race([

@@ -107,13 +107,29 @@ const text = (value: unknown): string | null =>
   value === null || value === undefined ? null : String(value);
 const required = (value: unknown): string => String(value ?? '');
 
+/**
+ * ISO 8601 UTC from PostgreSQL's text form of a timestamptz (`2026-03-08 05:00:00.123456+00`, the offset in
+ * hours or hours:minutes): formatting in the database (to_char) cost it a sixth of the export's time.
+ */
+function isoOf(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.toISOString();
+  const text = String(value)
+    .replace(' ', 'T')
+    .replace(/([+-]\d{2})$/, '$1:00');
+  const instant = new Date(text);
+  if (Number.isNaN(instant.getTime()))
+    throw new RangeError(`unreadable timestamp from the database: ${text}`);
+  return instant.toISOString();
+}
+
 const selectOrderPage = defineRawStatement(
   'report_order_page',
   `select o.id::text, o.service_timestamp::text, o.service_order_id, o.origin, c.strategy, s.config_hash,
-     ${iso('c.slot')}, o.quote_id, ${iso('o.service_timestamp')}, o.symbol, o.amount::text, o.price::text,
+     c.slot::text, o.quote_id, o.symbol, o.amount::text, o.price::text,
      (${COST})::text, (${QUANTITY})::text, o.status,
-     ${iso('coalesce(ev.pending_at, o.created_at)')}, ${iso('ev.partial_at')}, ${iso('ev.paid_at')},
-     ${iso('ev.withdrawn_at')}, ${iso('coalesce(ev.settled_at, o.settled_at)')},
+     coalesce(ev.pending_at, o.created_at)::text, ev.partial_at::text, ev.paid_at::text,
+     ev.withdrawn_at::text, coalesce(ev.settled_at, o.settled_at)::text,
      o.expected_amount::text, o.received_amount::text,
      o.last_tracking->'withdrawal'->>'network', o.last_tracking->'withdrawal'->>'transactionId',
      o.withdrawn_amount::text,
@@ -141,26 +157,26 @@ const selectOrderPage = defineRawStatement(
         origin: required(row[3]),
         strategy: text(row[4]),
         strategyVersion: text(row[5]),
-        slot: text(row[6]),
+        slot: isoOf(row[6]),
         quoteId: text(row[7]),
-        placedAt: required(row[8]),
-        symbol: required(row[9]),
-        amount: required(row[10]),
-        price: required(row[11]),
-        totalCost: text(row[12]),
-        totalFilled: text(row[13]),
-        status: required(row[14]),
-        pendingAt: text(row[15]),
-        partialAt: text(row[16]),
-        paidAt: text(row[17]),
-        withdrawnAt: text(row[18]),
-        settledAt: text(row[19]),
-        expectedAmount: text(row[20]),
-        receivedAmount: text(row[21]),
-        withdrawalNetwork: text(row[22]),
-        transactionId: text(row[23]),
-        withdrawnAmount: text(row[24]),
-        discrepancy: row[25] === true || row[25] === 't',
+        placedAt: required(isoOf(row[1])),
+        symbol: required(row[8]),
+        amount: required(row[9]),
+        price: required(row[10]),
+        totalCost: text(row[11]),
+        totalFilled: text(row[12]),
+        status: required(row[13]),
+        pendingAt: isoOf(row[14]),
+        partialAt: isoOf(row[15]),
+        paidAt: isoOf(row[16]),
+        withdrawnAt: isoOf(row[17]),
+        settledAt: isoOf(row[18]),
+        expectedAmount: text(row[19]),
+        receivedAmount: text(row[20]),
+        withdrawalNetwork: text(row[21]),
+        transactionId: text(row[22]),
+        withdrawnAmount: text(row[23]),
+        discrepancy: row[24] === true || row[24] === 't',
       } satisfies ExportedOrder,
     })),
 );

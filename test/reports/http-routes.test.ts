@@ -40,7 +40,11 @@ describe('GET /api/reports/...', () => {
   it('serves the summary as JSON with decimals as text, periods in the configured zone', async () => {
     const response = await fetch(`${base}/api/reports/summary?from=2026-05-01&to=2026-06-01&by=month`);
     expect(response.status).toBe(200);
-    const report = await response.json();
+    const report = (await response.json()) as {
+      from: string;
+      groups: unknown[];
+      total: { orders: number; spent: string };
+    };
     expect(report.from).toBe('2026-05-01T03:00:00.000Z');
     expect(report.groups).toHaveLength(1);
     expect(report.total.orders).toBe(1);
@@ -59,17 +63,23 @@ describe('GET /api/reports/...', () => {
   it('answers the reconciliation, with its differences, as JSON', async () => {
     const response = await fetch(`${base}/api/reports/reconciliation?from=2026-05-01&to=2026-06-01`);
     expect(response.status).toBe(200);
-    const result = await response.json();
+    const result = (await response.json()) as {
+      orders: unknown;
+      agrees: boolean;
+      differences: { kind: string }[];
+    };
     expect(result.orders).toEqual({ ours: 1, service: 1, matched: 1 });
     // No balance snapshots were taken: the balance could not be checked, and the report says so.
     expect(result.agrees).toBe(false);
-    expect(result.differences.map((d: { kind: string }) => d.kind)).toEqual(['balance_unverified']);
+    expect(result.differences.map((d) => d.kind)).toEqual(['balance_unverified']);
   });
 
   it('refuses a bad argument with 400 naming it', async () => {
     const response = await fetch(`${base}/api/reports/summary?from=2026-05-01&to=2026-06-01&by=year`);
     expect(response.status).toBe(400);
-    expect((await response.json()).error).toBe('by must be one of day, week, month, strategy (got "year")');
+    expect(((await response.json()) as { error: string }).error).toBe(
+      'by must be one of day, week, month, strategy (got "year")',
+    );
     const zone = await fetch(`${base}/api/reports/orders?from=2026-05-01&to=2026-06-01&tz=Nowhere`);
     expect(zone.status).toBe(400);
   });
