@@ -207,7 +207,7 @@ const GROUP_COLUMNS = [
 
 function groupCells(group: ReportGroup): string[] {
   const skipped = Object.entries(group.skipped)
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([reason, count]) => `${reason}=${count}`)
     .join(' ');
   return [

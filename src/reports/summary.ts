@@ -106,6 +106,11 @@ function addSkips(sums: Sums, reason: string, cycles: number): void {
   sums.skipped[reason] = (sums.skipped[reason] ?? 0) + cycles;
 }
 
+/** The same order on every machine, whatever its locale. */
+function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function averageOf(spent: Decimal, bought: Decimal): Decimal | null {
   if (bought.isZero()) return null;
   return new Decimal(formatMoney(spent.dividedBy(bought), AVERAGE_SCALE, 'halfEven'));
@@ -161,7 +166,7 @@ export async function buildReport(
   const groups =
     by === 'strategy'
       ? [...byStrategy.entries()]
-          .sort(([a], [b]) => a.localeCompare(b))
+          .sort(([a], [b]) => byCodePoint(a, b))
           .map(([name, sums]) => toGroup(name, range, sums))
       : periods.map((period: LabelledPeriod, index) =>
           toGroup(period.label, period, byPeriod[index] ?? emptySums()),
@@ -169,7 +174,7 @@ export async function buildReport(
 
   const savings = quotesSeen
     .filter((seen) => seen.hasPriceThreshold && seen.quotes > 0)
-    .sort((a, b) => a.strategy.localeCompare(b.strategy))
+    .sort((a, b) => byCodePoint(a.strategy, b.strategy))
     .map((seen) => savingsOf(seen.strategy, seen.quotes, new Decimal(seen.priceSum), byStrategy));
 
   return {

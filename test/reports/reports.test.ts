@@ -272,6 +272,18 @@ describe.skipIf(!onPostgres)('report, export orders and reconcile-report against
     expect(result.stdout).toContain('rounded half-even to 6 decimals');
     expect(result.stdout).toMatch(/^\(external\) +1 /m);
     expect(result.stdout).toMatch(/^plain-dca +2 /m);
+
+    const csv = await runCommand(
+      ['report', '--from', '2026-03-07', '--to', '2026-03-10', '--by', 'strategy', '--format', 'csv'],
+      env,
+    );
+    const rows = parse(csv.stdout, { columns: true }) as Record<string, string>[];
+    expect(rows.map((row) => [row.group, row.orders])).toEqual([
+      ['(external)', '1'],
+      [ODD, '3'],
+      [DCA, '2'],
+      ['total', '6'],
+    ]);
   });
 
   it('exports one CSV row per order that a standard reader parses back exactly', async () => {
