@@ -177,6 +177,12 @@ async function runReconcileReport(flags: RangeFlags & { json?: boolean }): Promi
   let secrets: string[] = [];
   try {
     const range = parseRange(flags);
+    if (range.settings.api.url === undefined) {
+      // A sandbox started for this command holds no order: every one of ours would look missing.
+      throw new ReportArgumentError(
+        'reconcile-report compares our records with the purchase service: set TREASURY_API_URL',
+      );
+    }
     const result = await withApiSession((session) => {
       secrets = session.secrets;
       return withReportDatabase(range.settings, (database) =>

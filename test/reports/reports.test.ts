@@ -374,6 +374,18 @@ describe.skipIf(!onPostgres)('report, export orders and reconcile-report against
     expect(human.stdout).toContain(`(-0.01)`);
   });
 
+  it('refuses to reconcile against a sandbox of its own (no TREASURY_API_URL)', async () => {
+    const { TREASURY_API_URL: _, ...withoutService } = env;
+    const result = await runCommand(
+      ['reconcile-report', '--from', '2026-03-07', '--to', '2026-03-10'],
+      withoutService,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      'treasury-bot: INVALID_ARGUMENT: reconcile-report compares our records with the purchase service: set TREASURY_API_URL',
+    );
+  });
+
   it.each([
     [['report', '--from', '2026-02-30', '--to', '2026-03-10'], '--from must be a date'],
     [['report', '--from', 'yesterday', '--to', '2026-03-10'], '--from must be a date'],
