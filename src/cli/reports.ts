@@ -4,8 +4,7 @@
  * Arguments are checked before anything opens; a bad one is one line on stderr and exit 1.
  * `reconcile-report` exits 3 when it finds differences.
  */
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
@@ -159,7 +158,10 @@ async function runExport(
 /** Writes beside the file and renames it into place, so a failed export never leaves half a ledger. */
 async function exportToFile(path: string, write: (out: Writable) => Promise<number>): Promise<number> {
   const partial = `${path}.partial`;
-  const out = createWriteStream(partial, { flags: 'w' });
+  // Opened first, so that a folder that does not exist is one clear error before anything is read.
+  const out = (await open(partial, 'w')).createWriteStream();
+  // A later write error (a full disk) surfaces through finished() or the drain wait, not as a crash.
+  out.on('error', () => {});
   try {
     const count = await write(out);
     out.end();

@@ -1,3 +1,6 @@
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Decimal as PlainDecimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -312,6 +315,33 @@ describe.skipIf(!onPostgres)('report, export orders and reconcile-report against
       expect(row.discrepancy).toBe('false');
     }
     expect(rows.filter((row) => row.strategy === ODD)).toHaveLength(3);
+
+    const folder = await mkdtemp(join(tmpdir(), 'tb-ledger-'));
+    const file = join(folder, 'ledger.csv');
+    const written = await runCommand(
+      ['export', 'orders', '--from', '2026-03-07', '--to', '2026-03-10', '--output', file],
+      env,
+    );
+    expect(written.code).toBe(0);
+    expect(written.stdout).toBe('');
+    expect(await readFile(file, 'utf8')).toBe(result.stdout);
+    expect(await readdir(folder)).toEqual(['ledger.csv']);
+    const nowhere = await runCommand(
+      [
+        'export',
+        'orders',
+        '--from',
+        '2026-03-07',
+        '--to',
+        '2026-03-10',
+        '--output',
+        join(folder, 'no', 'x.csv'),
+      ],
+      env,
+    );
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stderr.trim().split('\n')).toHaveLength(1);
+    expect(nowhere.stderr).toContain('ENOENT');
 
     const excel = await runCommand(
       ['export', 'orders', '--from', '2026-03-07', '--to', '2026-03-10', '--excel'],
