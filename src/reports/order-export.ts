@@ -50,7 +50,7 @@ export const EXPORT_COLUMNS = [
   'discrepancy',
 ] as const satisfies readonly (keyof ExportedOrder)[];
 
-export const EXPORT_PAGE_SIZE = 5000;
+export const EXPORT_PAGE_SIZE = 1000;
 
 /**
  * The service's digits: fiat in cents, prices in 4 decimals (its fxRate), crypto in 6. Decimal parsing on
@@ -130,8 +130,8 @@ async function write(destination: Writable, chunk: string): Promise<void> {
   if (!destination.write(chunk)) await once(destination, 'drain');
 }
 
-/** Rows formatted per batch: one write of about a megabyte instead of one per row. */
-const CSV_BATCH = 2000;
+/** Rows formatted per batch: one write of about 150 kB instead of one per row. */
+const CSV_BATCH = 500;
 
 async function writeCsv(
   orders: AsyncIterable<ExportedOrder>,
