@@ -28,9 +28,8 @@ import {
   type ReportGroup,
   reconcilePeriod,
 } from '../reports/index.js';
-import { parseChoice } from './api-arguments.js';
-import { cell, printErrorLine, printJson, printLines, renderTable } from './api-output.js';
-import { withApiSession } from './api-session.js';
+import { withApiSession } from './api.js';
+import { cell, parseChoice, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 
 /** Exit code of `reconcile-report` when it found differences (1 stays "the command failed"). */
 export const DIFFERENCES_EXIT_CODE = 3;
