@@ -18,12 +18,22 @@ export interface BenchKnobs {
   memoryKind: MemoryCycleKind;
   codecOpMs: number;
   codecClientMs: number;
+  /** Orders the export section inserts and exports (BENCH_EXPORT_ORDERS). */
+  exportOrders: number;
   output: string;
 }
 
 const MEMORY_KINDS = ['mixed', 'guard-skip', 'paused', 'dry-run'] as const;
 
-export const SECTION_NAMES = ['cycle', 'burst', 'burst-latency', 'burst-10k', 'codec', 'memory'] as const;
+export const SECTION_NAMES = [
+  'cycle',
+  'burst',
+  'burst-latency',
+  'burst-10k',
+  'codec',
+  'memory',
+  'export',
+] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 
 export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
@@ -39,6 +49,7 @@ export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
     memoryKind: readMemoryKind(env.BENCH_MEMORY_KIND),
     codecOpMs: readCount(env, 'BENCH_CODEC_OP_MS', 500),
     codecClientMs: readCount(env, 'BENCH_CODEC_CLIENT_MS', 2_000),
+    exportOrders: readCount(env, 'BENCH_EXPORT_ORDERS', 1_000_000),
     output: env.BENCH_OUTPUT ?? 'bench/results.json',
   };
 }

@@ -12,6 +12,7 @@ import { runBurstSection } from './sections/burst.js';
 import { runReplicaBurstSection } from './sections/burst-replicas.js';
 import { runCodecSection } from './sections/codec.js';
 import { runCycleSection } from './sections/cycle.js';
+import { runExportSection } from './sections/export.js';
 import { runMemorySection } from './sections/memory.js';
 
 const knobs = readKnobs();
@@ -68,6 +69,7 @@ try {
       kind: knobs.memoryKind,
     }),
   );
+  await section('export', () => runExportSection(database.url, knobs.exportOrders));
 } finally {
   await sandbox.close();
   await database.drop();

@@ -31,6 +31,7 @@ import { createNotifier, routerFor } from './notify/index.js';
 import { createHttpServer, createReceiverServer, listen } from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
+import { registerReportRoutes } from './reports/index.js';
 import { createPeriodicTask } from './runtime/periodic-task.js';
 import { createTracking, registerWebhooks } from './tracking/index.js';
 
@@ -201,6 +202,9 @@ export class App {
     readinessChecks.start();
     this.onStop('readiness checks', () => readinessChecks.stop());
     const ops = createHttpServer({ metrics, logger, readiness: readiness.report });
+    // Not on the deprecated single listener: it listens on 0.0.0.0, and these routes carry the treasury's figures.
+    if (!listeners.shared)
+      registerReportRoutes(ops, { database, client, timeZone: settings.reports.timezone });
     this.onStop('ops listener', () => ops.close());
     // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
     const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;

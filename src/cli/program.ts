@@ -3,6 +3,7 @@ import { VERSION } from '../version.js';
 import { registerApiCommands } from './api.js';
 import { registerNotifyCommands } from './notify.js';
 import { registerDbCommands, registerOperatorCommands } from './operator.js';
+import { registerReportCommands } from './reports.js';
 import { registerSandboxCommands } from './sandbox.js';
 import { registerStatusCommands } from './status.js';
 import { registerValidateCommands } from './validate.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerDbCommands(program);
   registerNotifyCommands(program);
   registerOperatorCommands(program);
+  registerReportCommands(program);
   registerSandboxCommands(program);
   registerStatusCommands(program);
   registerValidateCommands(program);

@@ -35,6 +35,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'TREASURY_WEBHOOK_SECRET_FILE', key: 'webhook.secretFile', kind: 'text' },
   { name: 'TREASURY_WEBHOOK_PUBLIC_URL', key: 'webhook.publicUrl', kind: 'text' },
   { name: 'TREASURY_DRY_RUN', key: 'dryRun', kind: 'flag' },
+  { name: 'TREASURY_TIMEZONE', key: 'reports.timezone', kind: 'text' },
   { name: 'LOG_LEVEL', key: 'log.level', kind: 'text' },
   { name: 'TREASURY_CONSOLE_URL', key: 'notifications.consoleUrl', kind: 'text' },
 ];

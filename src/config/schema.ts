@@ -239,6 +239,15 @@ export const settingsSchema = z.strictObject({
     })
     .prefault({}),
   dryRun: z.boolean().default(false),
+  /** Reports and exports: the zone in which days, weeks and months begin, and in which dates are read. */
+  reports: z
+    .strictObject({
+      timezone: z
+        .string()
+        .default('UTC')
+        .refine(isKnownZone, { error: 'expected an IANA time zone such as UTC or America/Sao_Paulo' }),
+    })
+    .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
   // Sections owned by the worker helpers (scheduling, cycle and settlement tracking): add their settings
   // with defaults here; they are empty objects until then.
@@ -246,6 +255,15 @@ export const settingsSchema = z.strictObject({
   tracking: trackingSettingsSchema.prefault({}),
   notifications: notificationsSchema.prefault({}),
 });
+
+function isKnownZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export type Settings = z.output<typeof settingsSchema> & {
   /** Absolute path of the settings file that was read, or undefined when none was. */

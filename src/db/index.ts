@@ -19,6 +19,17 @@ export {
 } from './errors.js';
 export { findMigrationsFolder, type MigrationResult, migrate, pendingMigrations } from './migrate.js';
 export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
+export {
+  type BalanceSnapshotFigures,
+  type ExpectedBalance,
+  type ExportedOrder,
+  type OrderAggregate,
+  type OrderCursor,
+  type QuotesSeen,
+  type ReportQueries,
+  reportQueries,
+  type SkipAggregate,
+} from './report-queries.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository } from './repositories/cycles.js';

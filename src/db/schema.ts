@@ -163,6 +163,8 @@ export const orders = pgTable(
     uniqueIndex('orders_service_order_id_key').on(table.serviceOrderId),
     index('orders_cycle_idx').on(table.cycleId),
     index('orders_due_idx').on(table.nextCheckAt).where(sql`${table.settledAt} is null`),
+    // Reports and the accounting export read a period of orders in placed-at order, page by page.
+    index('orders_service_timestamp_idx').on(table.serviceTimestamp, table.id),
     check('orders_origin_check', sql`${table.origin} in ('cycle', 'external')`),
     check('orders_status_check', settlementStatusCheck(table.status)),
   ],

@@ -1,0 +1,1 @@
+CREATE INDEX "orders_service_timestamp_idx" ON "orders" USING btree ("service_timestamp","id");

@@ -1,0 +1,328 @@
+/**
+ * Reports and accounting: `report` (what was bought, at what average cost), `export orders` (the ledger
+ * file) and `reconcile-report` (do our records, the service's orders, settlement and balances agree).
+ * Arguments are checked before anything opens; a bad one is one line on stderr and exit 1.
+ * `reconcile-report` exits 3 when it finds differences.
+ */
+import { open, rename, rm } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import type { Command } from 'commander';
+import { loadSettings, type Settings } from '../config/index.js';
+import { type Database, openDatabase } from '../db/index.js';
+import { toDecimalText } from '../money.js';
+import {
+  buildReport,
+  checkPeriod,
+  checkTimeZone,
+  describeInstant,
+  EXPORT_FORMATS,
+  exportOrders,
+  GROUPINGS,
+  type Grouping,
+  type Period,
+  parseReportInstant,
+  type Reconciliation,
+  type Report,
+  ReportArgumentError,
+  type ReportGroup,
+  reconcilePeriod,
+} from '../reports/index.js';
+import { withApiSession } from './api.js';
+import { cell, parseChoice, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
+
+/** Exit code of `reconcile-report` when it found differences (1 stays "the command failed"). */
+export const DIFFERENCES_EXIT_CODE = 3;
+
+interface RangeFlags {
+  from?: string;
+  to?: string;
+  tz?: string;
+}
+
+export function registerReportCommands(program: Command): void {
+  program
+    .command('report')
+    .description('orders, fiat spent, crypto bought and average cost per day, week, month or strategy')
+    .requiredOption(
+      '--from <date>',
+      'start, inclusive: a date (local midnight in --tz) or an ISO 8601 instant',
+    )
+    .requiredOption('--to <date>', 'end, exclusive')
+    .option('--by <grouping>', `one of ${GROUPINGS.join(', ')}`, 'day')
+    .option('--tz <zone>', 'IANA time zone of the periods (default: reports.timezone)')
+    .option('--format <format>', 'table, csv or json', 'table')
+    .action((flags: RangeFlags & { by: string; format: string }) => runReport(flags));
+
+  program
+    .command('export')
+    .description('accounting exports')
+    .command('orders')
+    .description('one row per order placed in the period (ours and external), for the ledger')
+    .requiredOption('--from <date>', 'start, inclusive')
+    .requiredOption('--to <date>', 'end, exclusive')
+    .option('--tz <zone>', 'IANA time zone in which dates are read (default: reports.timezone)')
+    .option('--format <format>', 'csv or json', 'csv')
+    .option('--output <file>', 'write to this file (replaced only once complete) instead of stdout')
+    .option('--excel', 'start the CSV with a UTF-8 byte-order mark, which Excel needs to read UTF-8')
+    .action((flags: RangeFlags & { format: string; output?: string; excel?: boolean }) => runExport(flags));
+
+  program
+    .command('reconcile-report')
+    .description(
+      'check our orders, settlement and balances against the service for a period; exit 3 on differences',
+    )
+    .requiredOption('--from <date>', 'start, inclusive')
+    .requiredOption('--to <date>', 'end, exclusive')
+    .option('--tz <zone>', 'IANA time zone in which dates are read (default: reports.timezone)')
+    .option('--json', 'print one JSON document on stdout')
+    .action((flags: RangeFlags & { json?: boolean }) => runReconcileReport(flags));
+}
+
+interface Range {
+  settings: Settings;
+  period: Period;
+  timeZone: string;
+}
+
+function parseRange(flags: RangeFlags): Range {
+  const settings = loadSettings({ env: process.env });
+  const timeZone = checkTimeZone(
+    flags.tz === undefined ? 'reports.timezone' : '--tz',
+    flags.tz ?? settings.reports.timezone,
+  );
+  const from = parseReportInstant('--from', flags.from ?? '', timeZone);
+  const to = parseReportInstant('--to', flags.to ?? '', timeZone);
+  return { settings, period: checkPeriod(from, to), timeZone };
+}
+
+async function withReportDatabase<T>(
+  settings: Settings,
+  work: (database: Database) => Promise<T>,
+): Promise<T> {
+  const database = await openDatabase({
+    url: settings.database.url,
+    dataDir: settings.database.dataDir,
+    maxConnections: 2,
+  });
+  try {
+    return await work(database);
+  } finally {
+    await database.close();
+  }
+}
+
+async function runReport(flags: RangeFlags & { by: string; format: string }): Promise<void> {
+  try {
+    const range = parseRange(flags);
+    const by = parseChoice<Grouping>('--by', flags.by, GROUPINGS);
+    const format = parseChoice('--format', flags.format, ['table', 'csv', 'json'] as const);
+    const report = await withReportDatabase(range.settings, (database) =>
+      buildReport(database, range.period, by, range.timeZone),
+    );
+    if (format === 'json') printJson(report, []);
+    else if (format === 'csv') process.stdout.write(await reportCsv(report));
+    else printLines(renderReport(report), []);
+  } catch (error) {
+    printErrorLine(error, []);
+    process.exitCode = 1;
+  }
+}
+
+async function runExport(
+  flags: RangeFlags & { format: string; output?: string; excel?: boolean },
+): Promise<void> {
+  try {
+    const range = parseRange(flags);
+    const format = parseChoice('--format', flags.format, EXPORT_FORMATS);
+    if (flags.excel && format !== 'csv')
+      throw new ReportArgumentError('--excel applies to --format csv only');
+    const count = await withReportDatabase(range.settings, (database) =>
+      flags.output === undefined
+        ? exportOrders(database, range.period, process.stdout, { format, excel: flags.excel })
+        : exportToFile(flags.output, (out) =>
+            exportOrders(database, range.period, out, { format, excel: flags.excel }),
+          ),
+    );
+    const where = flags.output === undefined ? '' : ` to ${flags.output}`;
+    process.stderr.write(
+      `exported ${count} orders placed from ${describeInstant(range.period.start, range.timeZone)} to ${describeInstant(range.period.end, range.timeZone)} (exclusive)${where}\n`,
+    );
+  } catch (error) {
+    printErrorLine(error, []);
+    process.exitCode = 1;
+  }
+}
+
+/** Writes beside the file and renames it into place, so a failed export never leaves half a ledger. */
+async function exportToFile(path: string, write: (out: Writable) => Promise<number>): Promise<number> {
+  const partial = `${path}.partial`;
+  // Opened first, so that a folder that does not exist is one clear error before anything is read.
+  const out = (await open(partial, 'w')).createWriteStream();
+  // A later write error (a full disk) surfaces through finished() or the drain wait, not as a crash.
+  out.on('error', () => {});
+  try {
+    const count = await write(out);
+    out.end();
+    await finished(out);
+    await rename(partial, path);
+    return count;
+  } catch (error) {
+    out.destroy();
+    await rm(partial, { force: true });
+    throw error;
+  }
+}
+
+async function runReconcileReport(flags: RangeFlags & { json?: boolean }): Promise<void> {
+  let secrets: string[] = [];
+  try {
+    const range = parseRange(flags);
+    if (range.settings.api.url === undefined) {
+      // A sandbox started for this command holds no order: every one of ours would look missing.
+      throw new ReportArgumentError(
+        'reconcile-report compares our records with the purchase service: set TREASURY_API_URL',
+      );
+    }
+    const result = await withApiSession((session) => {
+      secrets = session.secrets;
+      return withReportDatabase(range.settings, (database) =>
+        reconcilePeriod(database, session.client, range.period),
+      );
+    });
+    if (flags.json) printJson(result, secrets);
+    else printLines(renderReconciliation(result, range.timeZone), secrets);
+    process.exitCode = result.agrees ? 0 : DIFFERENCES_EXIT_CODE;
+  } catch (error) {
+    printErrorLine(error, secrets);
+    process.exitCode = 1;
+  }
+}
+
+const GROUP_COLUMNS = [
+  'group',
+  'orders',
+  'spent',
+  'bought',
+  'averageCost',
+  'lowestPrice',
+  'highestPrice',
+  'settledSpent',
+  'unsettledSpent',
+  'skipped',
+] as const;
+
+function groupCells(group: ReportGroup): string[] {
+  const skipped = Object.entries(group.skipped)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([reason, count]) => `${reason}=${count}`)
+    .join(' ');
+  return [
+    group.group,
+    String(group.orders),
+    cell(group.spent),
+    cell(group.bought),
+    cell(group.averageCost),
+    cell(group.lowestPrice),
+    cell(group.highestPrice),
+    cell(group.settledSpent),
+    cell(group.unsettledSpent),
+    skipped || '-',
+  ];
+}
+
+function renderReport(report: Report): string[] {
+  const lines = [
+    `report from ${describeInstant(report.from, report.timeZone)} (inclusive) to ${describeInstant(report.to, report.timeZone)} (exclusive), by ${report.by}`,
+    `each period is [start, end) in ${report.timeZone}; orders by the time the service placed them, skipped cycles by slot`,
+    report.rounding,
+    '',
+  ];
+  const rows = report.groups.map(groupCells);
+  lines.push(...renderTable(GROUP_COLUMNS, [...rows, groupCells(report.total)]));
+  if (report.by !== 'strategy') {
+    lines.push('', 'periods:');
+    for (const group of report.groups) {
+      lines.push(
+        `  ${group.group}: ${describeInstant(group.from, report.timeZone)} to ${describeInstant(group.to, report.timeZone)}`,
+      );
+    }
+  }
+  const withoutQuantity = report.total.ordersWithoutQuantity;
+  if (withoutQuantity > 0) {
+    lines.push(
+      '',
+      `${withoutQuantity} external orders have no known quantity yet (nothing withdrawn): left out of bought and the average cost`,
+    );
+  }
+  lines.push(
+    '',
+    'savings against plain DCA (buying at every quote the strategy saw, at their average price):',
+  );
+  if (report.savings.length === 0)
+    lines.push('  no strategy with price thresholds saw a quote in the period');
+  else {
+    lines.push(
+      ...renderTable(
+        [
+          'strategy',
+          'quotesSeen',
+          'averageQuotedPrice',
+          'averageCost',
+          'bought',
+          'plainDcaCost',
+          'savings',
+          'savingsPct',
+        ],
+        report.savings.map((line) => [
+          line.strategy,
+          String(line.quotesSeen),
+          cell(line.averageQuotedPrice),
+          cell(line.averageCost),
+          cell(line.bought),
+          cell(line.plainDcaCost),
+          cell(line.savings),
+          line.savingsPct === null ? '-' : `${toDecimalText(line.savingsPct)}%`,
+        ]),
+      ).map((line) => `  ${line}`),
+    );
+  }
+  return lines;
+}
+
+async function reportCsv(report: Report): Promise<string> {
+  const { stringify } = await import('csv-stringify/sync');
+  const rows = [...report.groups, report.total].map((group) => ({
+    ...Object.fromEntries(GROUP_COLUMNS.map((column, index) => [column, groupCells(group)[index]])),
+    from: group.from.toISOString(),
+    to: group.to.toISOString(),
+  }));
+  return stringify(rows, {
+    header: true,
+    columns: ['group', 'from', 'to', ...GROUP_COLUMNS.slice(1)],
+    record_delimiter: 'windows',
+  });
+}
+
+function renderReconciliation(result: Reconciliation, timeZone: string): string[] {
+  const lines = [
+    `reconciliation from ${describeInstant(result.from, timeZone)} (inclusive) to ${describeInstant(result.to, timeZone)} (exclusive)`,
+    `orders: ${result.orders.ours} in our records, ${result.orders.service} at the service, ${result.orders.matched} matched`,
+    `settlement: ${result.settlement.settled} settled, ${result.settlement.open} still settling`,
+  ];
+  const { balance } = result;
+  if (balance.change && balance.expectedChange && balance.start && balance.end) {
+    lines.push(
+      `balance: snapshots of ${balance.start.takenAt} and ${balance.end.takenAt}: fiat ${balance.change.fiatBalance} (ours ${balance.expectedChange.fiatBalance}), crypto ${balance.change.cryptoBalance} (ours ${balance.expectedChange.cryptoBalance}), credit used ${balance.change.creditUsed} (ours ${balance.expectedChange.creditUsed})`,
+    );
+  }
+  if (result.agrees) {
+    lines.push('', 'AGREES: our records, the service and the balances tell the same story');
+    return lines;
+  }
+  lines.push('', `DIFFERENCES (${result.differences.length}):`);
+  for (const difference of result.differences) {
+    lines.push(`  [${difference.check}] ${difference.kind}: ${difference.detail}`);
+  }
+  return lines;
+}

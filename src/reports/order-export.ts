@@ -1,0 +1,180 @@
+/**
+ * `treasury-bot export orders`: one row per order placed in the period, ours and external, for the ledger.
+ * Rows are read a page at a time in (placed at, id) order and written as they come, waiting for the
+ * destination to drain, so a million orders take the memory of two pages (one read ahead).
+ *
+ * CSV is RFC 4180 through csv-stringify, formatted a batch of rows at a time (CRLF line ends, fields
+ * quoted when they hold a comma, a quote or a line break), with a header row, in UTF-8 without a
+ * byte-order mark unless `excel` asks for one (Excel reads BOM-less UTF-8 as the local code page). JSON is
+ * one document, `{ "from", "to", "orders": [...] }`, written incrementally. Money is the text the service
+ * sent, with its trailing zeros.
+ */
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
+import { type Database, type ExportedOrder, reportQueries } from '../db/index.js';
+import type { Period } from './periods.js';
+
+export const EXPORT_FORMATS = ['csv', 'json'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/**
+ * The columns, in order. `strategyVersion` is the hash of the strategy's configuration as last loaded
+ * (`strategies.config_hash`): cycles do not record the version they ran under yet, so an order placed
+ * before a strategy changed shows the newer hash.
+ */
+export const EXPORT_COLUMNS = [
+  'orderId',
+  'origin',
+  'strategy',
+  'strategyVersion',
+  'slot',
+  'quoteId',
+  'placedAt',
+  'symbol',
+  'amount',
+  'price',
+  'totalCost',
+  'totalFilled',
+  'status',
+  'pendingAt',
+  'partialAt',
+  'paidAt',
+  'withdrawnAt',
+  'settledAt',
+  'expectedAmount',
+  'receivedAmount',
+  'withdrawalNetwork',
+  'transactionId',
+  'withdrawnAmount',
+  'discrepancy',
+] as const satisfies readonly (keyof ExportedOrder)[];
+
+export const EXPORT_PAGE_SIZE = 1000;
+
+/**
+ * The service's digits: fiat in cents, prices in 4 decimals (its fxRate), crypto in 6. Decimal parsing on
+ * the way in drops trailing zeros (`"1000.00"` is stored as 1000), so the export pads them back; a value
+ * with more digits than its scale keeps them all: nothing is rounded here.
+ */
+const FIAT_DIGITS = 2;
+const PRICE_DIGITS = 4;
+const CRYPTO_DIGITS = 6;
+
+function withServiceDigits(order: ExportedOrder): ExportedOrder {
+  const pad = (value: string | null, scale: number) => (value === null ? null : padScale(value, scale));
+  return {
+    ...order,
+    amount: padScale(order.amount, FIAT_DIGITS),
+    price: padScale(order.price, PRICE_DIGITS),
+    totalCost: pad(order.totalCost, FIAT_DIGITS),
+    expectedAmount: pad(order.expectedAmount, FIAT_DIGITS),
+    receivedAmount: pad(order.receivedAmount, FIAT_DIGITS),
+    totalFilled: pad(order.totalFilled, CRYPTO_DIGITS),
+    withdrawnAmount: pad(order.withdrawnAmount, CRYPTO_DIGITS),
+  };
+}
+
+export function padScale(text: string, scale: number): string {
+  const point = text.indexOf('.');
+  const digits = point === -1 ? 0 : text.length - point - 1;
+  if (digits >= scale) return text;
+  return `${point === -1 ? `${text}.` : text}${'0'.repeat(scale - digits)}`;
+}
+
+export interface ExportOptions {
+  format: ExportFormat;
+  excel?: boolean;
+  pageSize?: number;
+}
+
+/**
+ * Every order of the period, page by page. The next page is asked for as soon as a page arrives (its last
+ * row is the next cursor), so the database reads it while this one is written: two pages in memory at most.
+ */
+export async function* ordersOf(
+  database: Database,
+  period: Period,
+  pageSize = EXPORT_PAGE_SIZE,
+): AsyncGenerator<ExportedOrder> {
+  const queries = reportQueries(database);
+  let next = queries.orderPage(period, null, pageSize);
+  for (;;) {
+    const page = await next;
+    const last = page.at(-1);
+    const more = page.length === pageSize && last !== undefined;
+    if (more) {
+      next = queries.orderPage(period, last.cursor, pageSize);
+      // Awaited on the next turn; until then a failure must not count as unhandled (the caller may stop early).
+      next.catch(() => {});
+    }
+    for (const row of page) yield withServiceDigits(row.order);
+    if (!more) return;
+  }
+}
+
+/** Writes the export to `destination` (not ended); resolves with the number of orders written. */
+export async function exportOrders(
+  database: Database,
+  period: Period,
+  destination: Writable,
+  options: ExportOptions,
+): Promise<number> {
+  const orders = ordersOf(database, period, options.pageSize);
+  return options.format === 'csv'
+    ? writeCsv(orders, destination, options.excel === true)
+    : writeJson(orders, period, destination);
+}
+
+async function write(destination: Writable, chunk: string): Promise<void> {
+  if (!destination.write(chunk)) await once(destination, 'drain');
+}
+
+/** Rows formatted per batch: one write of about 150 kB instead of one per row. */
+const CSV_BATCH = 500;
+
+async function writeCsv(
+  orders: AsyncIterable<ExportedOrder>,
+  destination: Writable,
+  excel: boolean,
+): Promise<number> {
+  let batch: unknown[][] = [];
+  let first = true;
+  const flush = async () => {
+    const text = stringify(batch, {
+      header: first,
+      columns: [...EXPORT_COLUMNS],
+      record_delimiter: 'windows',
+      bom: excel && first,
+      cast: { boolean: (value) => (value ? 'true' : 'false') },
+    });
+    first = false;
+    batch = [];
+    await write(destination, text);
+  };
+  let count = 0;
+  for await (const order of orders) {
+    batch.push(EXPORT_COLUMNS.map((column) => order[column]));
+    count++;
+    if (batch.length >= CSV_BATCH) await flush();
+  }
+  // Also the header alone, for a period without orders.
+  await flush();
+  return count;
+}
+
+async function writeJson(
+  orders: AsyncIterable<ExportedOrder>,
+  period: Period,
+  destination: Writable,
+): Promise<number> {
+  const head = { from: period.start.toISOString(), to: period.end.toISOString() };
+  await write(destination, `${JSON.stringify(head).slice(0, -1)},"orders":[`);
+  let count = 0;
+  for await (const order of orders) {
+    await write(destination, `${count === 0 ? '\n' : ',\n'}${JSON.stringify(order)}`);
+    count++;
+  }
+  await write(destination, '\n]}\n');
+  return count;
+}
