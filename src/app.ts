@@ -15,7 +15,15 @@ import {
   requireToken,
   type Settings,
 } from './config/index.js';
-import { type Database, type MigrationResult, type OpenWait, openMigratedDatabase } from './db/index.js';
+import { printDemoAdmin, resetDemoAdmin } from './console/demo-admin.js';
+import { registerConsole } from './console/server.js';
+import {
+  type Database,
+  type MigrationResult,
+  type OpenWait,
+  openConsoleStore,
+  openMigratedDatabase,
+} from './db/index.js';
 import {
   createApiObserver,
   createLiveness,
@@ -198,6 +206,8 @@ export class App {
     this.onStop('readiness checks', () => readinessChecks.stop());
     const ops = createHttpServer({ metrics, logger, readiness: readiness.report });
     this.onStop('ops listener', () => ops.close());
+    const consoleStore = openConsoleStore(database, clock);
+    registerConsole(ops, { database, store: consoleStore, clock, logger });
     // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
     const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
     if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());
@@ -217,6 +227,9 @@ export class App {
     if (listeners.webhook && webhook) {
       this.bound.webhook = await listen(webhook, listeners.webhook.host, listeners.webhook.port);
       logger.info({ host: listeners.webhook.host, port: this.bound.webhook }, 'webhook listener listening');
+    }
+    if (settings.api.url === undefined) {
+      printDemoAdmin(await resetDemoAdmin(consoleStore), `http://${listeners.ops.host}:${this.bound.ops}/`);
     }
     // Only once the receiver listens may the service be told to deliver to it; a failure is logged there.
     await registerWebhooks(client, settings, logger);

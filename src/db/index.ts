@@ -7,7 +7,11 @@ export { type Database, type OpenDatabaseOptions, openDatabase } from './databas
 export { DatabaseError, type DatabaseErrorCode, IllegalTransitionError, sqlStateOf } from './errors.js';
 export { findMigrationsFolder, type MigrationResult, migrate, pendingMigrations } from './migrate.js';
 export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
+export type { AuditAction, AuditRecord, AuditRepository } from './repositories/audit.js';
 export type { BalancesRepository } from './repositories/balances.js';
+export { ConsoleActionError, type ConsoleActions } from './repositories/console-actions.js';
+export type { ConsoleReads, OrderFilter, OrderListed, SpendPoint } from './repositories/console-reads.js';
+export { type ConsoleStore, openConsoleStore } from './repositories/console-store.js';
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository, IntentPatch } from './repositories/cycles.js';
 export type {
@@ -19,6 +23,14 @@ export type {
 } from './repositories/notifications.js';
 export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order-tracking.js';
 export type { OrdersRepository } from './repositories/orders.js';
+export {
+  type ConsoleSession,
+  PeopleError,
+  type PeopleRepository,
+  type Person,
+  ROLES,
+  type Role,
+} from './repositories/people.js';
 export type { QuotesRepository } from './repositories/quotes.js';
 export type { ReplicaRecord, ReplicasRepository } from './repositories/replicas.js';
 export type { GuardedIntentResult, IntentGuard, IntentVerdict } from './repositories/serialized-intent.js';
