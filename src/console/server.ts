@@ -126,6 +126,19 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         );
       });
     }
+    // The pages notifications link to (src/notify/message.ts): a strategy's row, an order's cycle.
+    scope.get('/strategies/:name', async (request, reply) => {
+      requirePermission(request, 'read');
+      const { name } = request.params as { name: string };
+      return reply.redirect(`/strategies#${encodeURIComponent(name)}`, 303);
+    });
+    scope.get('/orders/:id', async (request, reply) => {
+      requirePermission(request, 'read');
+      const { id } = request.params as { id: string };
+      const order = await context.database.orders.getByServiceId(id);
+      if (!order?.cycleId) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
+      return reply.redirect(`/cycles/${order.cycleId}`, 303);
+    });
     scope.get('/live', async (request, reply) => {
       const session = requirePermission(request, 'read');
       return send(reply, 200, await overviewPage(context, { session, query: {} }));

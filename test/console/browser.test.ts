@@ -163,6 +163,14 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     );
   });
 
+  it('follows a notification link to the cycle of an order', async () => {
+    const page = await newPage();
+    await logIn(page, 'alice');
+    const order = await database.orders.forCycle(cycleId);
+    await page.goto(`${url}/orders/${order!.serviceOrderId}`);
+    await expect(page.locator('h1').textContent()).resolves.toBe(`Cycle ${cycleId}`);
+  });
+
   it('shows a viewer no buttons, and the server refuses the viewer’s forged request', async () => {
     const page = await newPage();
     await logIn(page, 'victor');

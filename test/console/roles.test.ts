@@ -130,6 +130,14 @@ describe('console roles × actions', () => {
     }
   });
 
+  it('answers the links of notifications: a strategy, an order of a cycle', async () => {
+    const viewer = clients.get('viewer')!;
+    const strategy = await viewer.get(`/strategies/${STRATEGY}`);
+    expect(strategy.status).toBe(303);
+    expect(strategy.location).toBe(`/strategies#${STRATEGY}`);
+    expect((await viewer.get('/orders/no-such-order')).status).toBe(404);
+  });
+
   it('the cycle settled by hand is recorded not placed with the operator reason', async () => {
     const id = await unsureCycle();
     const client = clients.get('operator')!;
