@@ -15,7 +15,15 @@ import {
   requireToken,
   type Settings,
 } from './config/index.js';
-import { type Database, type MigrationResult, type OpenWait, openMigratedDatabase } from './db/index.js';
+import { printDemoAdmin, resetDemoAdmin } from './console/demo-admin.js';
+import { registerConsole } from './console/server.js';
+import {
+  type Database,
+  type MigrationResult,
+  type OpenWait,
+  openConsoleStore,
+  openMigratedDatabase,
+} from './db/index.js';
 import {
   createApiObserver,
   createLiveness,
@@ -206,6 +214,8 @@ export class App {
     if (!listeners.shared)
       registerReportRoutes(ops, { database, client, timeZone: settings.reports.timezone });
     this.onStop('ops listener', () => ops.close());
+    const consoleStore = openConsoleStore(database, clock);
+    registerConsole(ops, { database, store: consoleStore, clock, logger });
     // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
     const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
     if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());
@@ -225,6 +235,9 @@ export class App {
     if (listeners.webhook && webhook) {
       this.bound.webhook = await listen(webhook, listeners.webhook.host, listeners.webhook.port);
       logger.info({ host: listeners.webhook.host, port: this.bound.webhook }, 'webhook listener listening');
+    }
+    if (settings.api.url === undefined) {
+      printDemoAdmin(await resetDemoAdmin(consoleStore), `http://${listeners.ops.host}:${this.bound.ops}/`);
     }
     // Only once the receiver listens may the service be told to deliver to it; a failure is logged there.
     await registerWebhooks(client, settings, logger);

@@ -1,8 +1,10 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerApiCommands } from './api.js';
+import { registerConsoleCommands } from './console.js';
 import { registerNotifyCommands } from './notify.js';
 import { registerDbCommands, registerOperatorCommands } from './operator.js';
+import { registerPeopleCommands } from './people.js';
 import { registerReportCommands } from './reports.js';
 import { registerSandboxCommands } from './sandbox.js';
 import { registerStatusCommands } from './status.js';
@@ -22,10 +24,12 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerApiCommands(program);
+  registerConsoleCommands(program);
   registerDbCommands(program);
   registerNotifyCommands(program);
   registerOperatorCommands(program);
   registerReportCommands(program);
+  registerPeopleCommands(program);
   registerSandboxCommands(program);
   registerStatusCommands(program);
   registerValidateCommands(program);

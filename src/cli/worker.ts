@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import pino from 'pino';
 import { App, openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
-import { isConnectionLoss } from '../db/index.js';
+import { isConnectionLoss, openConsoleStore } from '../db/index.js';
 import {
   createLimiter,
   handleSignals,
@@ -118,10 +118,10 @@ async function switchControl(action: 'pause' | 'resume', flags: { reason?: strin
     const { database } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
     try {
       const by = `${userInfo().username}@${hostname()} (cli)`;
+      // Through the console's audited actions: the switch and its audit row in one transaction.
+      const { actions } = openConsoleStore(database);
       const state =
-        action === 'pause'
-          ? await database.control.pause(flags.reason ?? null, by)
-          : await database.control.resume(by);
+        action === 'pause' ? await actions.pauseAll(by, flags.reason ?? null) : await actions.resumeAll(by);
       if (flags.json) printJson(state, []);
       else
         printLines(

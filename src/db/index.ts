@@ -30,7 +30,11 @@ export {
   reportQueries,
   type SkipAggregate,
 } from './report-queries.js';
+export type { AuditAction, AuditRecord, AuditRepository } from './repositories/audit.js';
 export type { BalancesRepository } from './repositories/balances.js';
+export { ConsoleActionError, type ConsoleActions } from './repositories/console-actions.js';
+export type { ConsoleReads, OrderFilter, OrderListed, SpendPoint } from './repositories/console-reads.js';
+export { type ConsoleStore, openConsoleStore } from './repositories/console-store.js';
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository } from './repositories/cycles.js';
 export type {
@@ -50,6 +54,14 @@ export type {
 } from './repositories/notifications.js';
 export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order-tracking.js';
 export type { OrdersRepository } from './repositories/orders.js';
+export {
+  type ConsoleSession,
+  PeopleError,
+  type PeopleRepository,
+  type Person,
+  ROLES,
+  type Role,
+} from './repositories/people.js';
 export type { QuotesRepository } from './repositories/quotes.js';
 export type { ReplicaRecord, ReplicasRepository } from './repositories/replicas.js';
 export type { FiguresQuery, Period, SpendFigures } from './repositories/spend-figures.js';

@@ -273,3 +273,58 @@ export const notifications = pgTable(
     check('notifications_status_check', sql`${table.status} in ('pending', 'sent', 'dead')`),
   ],
 );
+
+/** The people who may log in to the web console; a disabled person keeps the row (the audit log names them). */
+export const users = pgTable(
+  'users',
+  {
+    id: id(),
+    name: text('name').notNull(),
+    role: text('role').notNull(),
+    /** `scrypt$N$r$p$salt$hash` (base64url parts), so the cost can rise without a migration. */
+    passwordHash: text('password_hash').notNull(),
+    createdAt: instant('created_at').notNull(),
+    disabledAt: instant('disabled_at'),
+  },
+  (table) => [
+    uniqueIndex('users_name_key').on(table.name),
+    check('users_role_check', sql`${table.role} in ('viewer', 'operator', 'approver', 'admin')`),
+  ],
+);
+
+/**
+ * Console sessions. The cookie carries a random token; only its SHA-256 is stored, so a copy of this table
+ * logs nobody in. Revoked by logout, by disabling the person or changing the password, and idle ones expire.
+ */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: bigint('user_id', { mode: 'number' })
+      .notNull()
+      .references(() => users.id),
+    csrfToken: text('csrf_token').notNull(),
+    createdAt: instant('created_at').notNull(),
+    lastSeenAt: instant('last_seen_at').notNull(),
+    revokedAt: instant('revoked_at'),
+  },
+  (table) => [index('console_sessions_user_idx').on(table.userId)],
+);
+
+/**
+ * What people did, append-only: a trigger refuses UPDATE and DELETE for every role (migration 0007), and
+ * the documented grant gives the worker's role INSERT and SELECT only.
+ */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: id(),
+    at: instant('at').notNull(),
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    subject: text('subject'),
+    before: jsonb('before'),
+    after: jsonb('after'),
+  },
+  (table) => [index('audit_log_at_idx').on(table.at)],
+);

@@ -186,7 +186,7 @@ function readWebhookUrl(value: unknown): string {
 
 /** The control API: admin token only, never subject to injected faults. */
 export function registerControlRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const admin = { config: { access: 'admin' } };
+  const admin = { config: { access: 'admin' as const } };
 
   app.get(
     '/_sandbox/faults',

@@ -16,6 +16,13 @@ import { Simulator } from './simulator.js';
 import type { RunningSandbox, SandboxOptions } from './types.js';
 import { WebhookDeliverer, WebhookHub } from './webhooks.js';
 
+declare module 'fastify' {
+  /** Each sandbox route says which token it needs (plugins such as rate-limit add their own keys). */
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+}
+
 export const DEMO_TOKEN = 'sandbox-demo-token';
 
 const PRICE_STREAM = 1;
@@ -97,7 +104,7 @@ function buildApp(options: SandboxOptions, tokens: Parameters<typeof createAutho
   });
   const authorize = createAuthorizer(tokens);
   app.addHook('onRequest', async (request) => {
-    const access = (request.routeOptions.config as { access?: Access }).access ?? 'read';
+    const access = request.routeOptions.config.access ?? 'read';
     authorize(request, access);
   });
   registerMsgpackParser(app);

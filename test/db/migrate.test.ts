@@ -7,7 +7,9 @@ import { createTestDatabase, type TestDatabase, testBackends } from '../support/
 import { MIGRATION_TAGS } from './support/migrations.js';
 
 const TABLES = [
+  'audit_log',
   'balance_snapshots',
+  'console_sessions',
   'control',
   'cycles',
   'notifications',
@@ -16,6 +18,7 @@ const TABLES = [
   'replicas',
   'settlement_events',
   'strategies',
+  'users',
   'webhook_events',
 ];
 

@@ -1,0 +1,55 @@
+/**
+ * `treasury-bot console`: the web console alone, on the ops address, reading and acting on the database
+ * without running cycles (for a host that should not trade, or while the worker is stopped). SIGINT and
+ * SIGTERM stop it.
+ */
+import type { Command } from 'commander';
+import { openDatabaseFromSettings } from '../app.js';
+import { loadSettings, planListeners } from '../config/index.js';
+import { registerConsole } from '../console/server.js';
+import { type Database, openConsoleStore } from '../db/index.js';
+import { handleSignals } from '../engine/index.js';
+import { createReceiverServer, listen } from '../observability/http-server.js';
+import { createLogger } from '../observability/logger.js';
+import { printErrorLine } from './terminal.js';
+
+export function registerConsoleCommands(program: Command): void {
+  program
+    .command('console')
+    .description('serve the web console on the ops address without running cycles')
+    .action(runConsole);
+}
+
+async function runConsole(): Promise<void> {
+  let database: Database | undefined;
+  const server = createReceiverServer();
+  try {
+    const settings = loadSettings({ env: process.env });
+    const logger = createLogger({ level: settings.log.level, name: 'treasury-bot' });
+    ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
+    server.get('/healthz', async () => ({ status: 'ok' }));
+    const clock = () => new Date();
+    registerConsole(server, { database, store: openConsoleStore(database, clock), clock, logger });
+    const { host, port } = planListeners(settings).ops;
+    const bound = await listen(server, host, port);
+    logger.info({ host, port: bound }, 'web console listening (no cycles run in this process)');
+    await new Promise<void>((resolve) => {
+      const dispose = handleSignals(
+        {
+          stop: async () => {
+            dispose();
+            resolve();
+          },
+          reload: async () => undefined,
+        },
+        logger,
+      );
+    });
+  } catch (error) {
+    printErrorLine(error, []);
+    process.exitCode = 1;
+  } finally {
+    await server.close();
+    await database?.close();
+  }
+}

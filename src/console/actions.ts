@@ -1,0 +1,109 @@
+/**
+ * Everything a person can change from the console, as one table: the path it posts to, the permission it
+ * needs, and the audited store call it makes. The server checks the session, the permission and the CSRF
+ * token before any of them runs; the HTTP tests walk this table for every role.
+ */
+import type { ConsoleSession, Role } from '../db/index.js';
+import { ROLES } from '../db/index.js';
+import type { ConsoleContext } from './context.js';
+import { hashPassword, PasswordError } from './passwords.js';
+import type { Permission } from './permissions.js';
+
+export class ConsoleInputError extends Error {
+  override readonly name = 'ConsoleInputError';
+}
+
+export interface ConsoleAction {
+  path: string;
+  permission: Permission;
+  run(
+    context: ConsoleContext,
+    session: ConsoleSession,
+    params: Record<string, string>,
+    body: Record<string, unknown>,
+  ): Promise<void>;
+}
+
+/** A person's name: what `user add` and the users page accept. */
+export const PERSON_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
+
+const text = (body: Record<string, unknown>, field: string): string => {
+  const value = body[field];
+  return typeof value === 'string' ? value.trim().slice(0, 500) : '';
+};
+
+function cycleIdOf(text: string | undefined): number {
+  if (!text || !/^[1-9]\d{0,14}$/.test(text)) throw new ConsoleInputError(`"${text}" is not a cycle id`);
+  return Number(text);
+}
+
+export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
+  {
+    path: '/kill-switch/pause',
+    permission: 'operate',
+    async run({ store }, session, _params, body) {
+      await store.actions.pauseAll(session.person.name, text(body, 'reason') || 'paused from the console');
+    },
+  },
+  {
+    path: '/kill-switch/resume',
+    permission: 'operate',
+    async run({ store }, session) {
+      await store.actions.resumeAll(session.person.name);
+    },
+  },
+  {
+    path: '/strategies/:name/pause',
+    permission: 'operate',
+    async run({ store }, session, params, body) {
+      await store.actions.pauseStrategy(params.name ?? '', session.person.name, text(body, 'reason') || null);
+    },
+  },
+  {
+    path: '/strategies/:name/resume',
+    permission: 'operate',
+    async run({ store }, session, params) {
+      await store.actions.resumeStrategy(params.name ?? '', session.person.name);
+    },
+  },
+  {
+    path: '/cycles/:id/not-placed',
+    permission: 'operate',
+    async run({ store }, session, params) {
+      await store.actions.declareNotPlaced(cycleIdOf(params.id), session.person.name);
+    },
+  },
+  {
+    path: '/users',
+    permission: 'administer',
+    async run({ store }, session, _params, body) {
+      const name = text(body, 'name');
+      const role = text(body, 'role');
+      if (!PERSON_NAME.test(name)) {
+        throw new ConsoleInputError('a name is 1 to 64 letters, digits, dots, dashes, underscores or @');
+      }
+      if (!(ROLES as readonly string[]).includes(role)) throw new ConsoleInputError(`unknown role "${role}"`);
+      const password = typeof body.password === 'string' ? body.password : '';
+      let passwordHash: string;
+      try {
+        passwordHash = await hashPassword(password);
+      } catch (error) {
+        if (error instanceof PasswordError) throw new ConsoleInputError(error.message);
+        throw error;
+      }
+      await store.people.add({ name, role: role as Role, passwordHash }, session.person.name);
+    },
+  },
+  {
+    path: '/users/:name/disable',
+    permission: 'administer',
+    async run({ store }, session, params) {
+      await store.people.disable(params.name ?? '', session.person.name);
+    },
+  },
+];
+
+/** Where to go after an action: one of our own paths, never another host. */
+export function safeBack(value: unknown): string {
+  return typeof value === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(value) ? value : '/';
+}

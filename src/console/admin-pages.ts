@@ -1,0 +1,54 @@
+/** The admin's pages: the audit log (newest first, paged) and the people who may log in. */
+import { html } from 'hono/html';
+import { ROLES } from '../db/index.js';
+import type { ConsoleContext, PageRequest } from './context.js';
+import { actionButton, csrfField, type Html, instant, table } from './layout.js';
+import { MIN_PASSWORD_LENGTH } from './passwords.js';
+
+const AUDIT_PAGE_SIZE = 100;
+
+export async function auditPage({ store }: ConsoleContext, { query }: PageRequest): Promise<Html> {
+  const beforeId = query.before && /^\d{1,15}$/.test(query.before) ? Number(query.before) : undefined;
+  const rows = await store.audit.list({ beforeId, limit: AUDIT_PAGE_SIZE });
+  const last = rows.at(-1);
+  const json = (value: unknown) => (value === null ? '' : JSON.stringify(value));
+  return html`${table(
+    ['When', 'Who', 'What', 'Subject', 'Before', 'After'],
+    rows.map(
+      (r) =>
+        html`<tr><td>${instant(r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td>${r.subject ?? ''}</td><td><code>${json(r.before)}</code></td><td><code>${json(r.after)}</code></td></tr>`,
+    ),
+    'Nothing recorded yet.',
+  )}
+${rows.length === AUDIT_PAGE_SIZE && last ? html`<p><a href="/audit?before=${last.id}">Older entries →</a></p>` : ''}`;
+}
+
+export async function usersPage({ store }: ConsoleContext, { session }: PageRequest): Promise<Html> {
+  const people = await store.people.list();
+  return html`${table(
+    ['Name', 'Role', 'Created', 'Status', ''],
+    people.map(
+      (
+        p,
+      ) => html`<tr><td>${p.name}</td><td>${p.role}</td><td>${instant(p.createdAt)}</td><td>${p.disabledAt ? html`disabled ${instant(p.disabledAt)}` : 'active'}</td>
+<td>${p.disabledAt || p.id === session.person.id ? '' : actionButton(session, `/users/${encodeURIComponent(p.name)}/disable`, 'Disable', '/users')}</td></tr>`,
+    ),
+    'Nobody yet.',
+  )}
+<h2>Add a person</h2>
+<form method="post" action="/users">${csrfField(session)}
+<label>Name <input name="name" required pattern="[A-Za-z0-9._@-]{1,64}"></label>
+<label>Role <select name="role">${ROLES.map((role) => html`<option value="${role}">${role}</option>`)}</select></label>
+<label>Password <input type="password" name="password" required minlength="${MIN_PASSWORD_LENGTH}" autocomplete="new-password"></label>
+<button type="submit">Add</button></form>`;
+}
+
+export function loginPage(csrfToken: string, message: string | null): Html {
+  return html`${message ? html`<p class="error">${message}</p>` : ''}
+<form method="post" action="/login">
+<input type="hidden" name="_csrf" value="${csrfToken}">
+<p><label>Name <input name="name" autocomplete="username" required autofocus></label></p>
+<p><label>Password <input type="password" name="password" autocomplete="current-password" required></label></p>
+<p><button type="submit">Log in</button></p>
+</form>`;
+}

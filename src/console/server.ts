@@ -1,0 +1,236 @@
+/**
+ * The web console as a fastify plugin, registered on the ops listener (by `run` and by `console`). Its
+ * routes live in their own encapsulated scope, so its cookies, form parsing, security headers and rate
+ * limit never touch /metrics, /healthz, /readyz or the webhook receiver.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { html } from 'hono/html';
+import { ConsoleActionError, PeopleError } from '../db/index.js';
+import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
+import { auditPage, loginPage, usersPage } from './admin-pages.js';
+import type { ConsoleContext, PageRequest } from './context.js';
+import { CONSOLE_CSS, type Html, page } from './layout.js';
+import { overviewPage } from './overview-page.js';
+import { DECOY_HASH, verifyPassword } from './passwords.js';
+import type { Permission } from './permissions.js';
+import { attentionPage, cyclePage, ordersPage, PageNotFound, strategiesPage } from './record-pages.js';
+import {
+  ConsoleRefusal,
+  cookieOptions,
+  LOGIN_CSRF_COOKIE,
+  loadSession,
+  newToken,
+  requireCsrf,
+  requirePermission,
+  SESSION_COOKIE,
+  sameToken,
+  startSession,
+} from './sessions.js';
+
+/**
+ * Login attempts per address and name per minute; more are answered 429 without checking the password. Keyed
+ * by name too, so that one office behind one address does not lock out everyone for one person's typos.
+ */
+export const LOGIN_ATTEMPTS_PER_MINUTE = 10;
+
+const htmxSource = () => readFileSync(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'));
+
+type PageRender = (
+  context: ConsoleContext,
+  request: PageRequest,
+  params: Record<string, string>,
+) => Promise<Html>;
+
+const PAGES: {
+  path: string;
+  title: string | ((params: Record<string, string>) => string);
+  permission: Permission;
+  render: PageRender;
+}[] = [
+  { path: '/', title: 'Overview', permission: 'read', render: overviewPage },
+  { path: '/strategies', title: 'Strategies', permission: 'read', render: strategiesPage },
+  {
+    path: '/cycles/:id',
+    title: (params) => `Cycle ${params.id}`,
+    permission: 'read',
+    render: (context, request, params) => cyclePage(context, request, cycleIdOf(params.id)),
+  },
+  { path: '/orders', title: 'Orders', permission: 'read', render: ordersPage },
+  { path: '/attention', title: 'Attention', permission: 'read', render: attentionPage },
+  { path: '/audit', title: 'Audit log', permission: 'administer', render: auditPage },
+  { path: '/users', title: 'Users', permission: 'administer', render: usersPage },
+];
+
+function cycleIdOf(text: string | undefined): number {
+  if (!text || !/^[1-9]\d{0,14}$/.test(text)) throw new PageNotFound(`no cycle with id ${text}`);
+  return Number(text);
+}
+
+async function send(reply: FastifyReply, status: number, body: Html): Promise<FastifyReply> {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(String(await body));
+}
+
+export function registerConsole(app: FastifyInstance, context: ConsoleContext): void {
+  app.register(async (scope) => {
+    await scope.register(cookie);
+    await scope.register(formbody, { bodyLimit: 16 * 1024 });
+    await scope.register(helmet, {
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          baseUri: ["'none'"],
+          objectSrc: ["'none'"],
+        },
+      },
+    });
+    await scope.register(rateLimit, { global: false });
+    scope.decorateRequest('consoleSession', null);
+    scope.addHook('onRequest', async (request) => {
+      request.consoleSession = await loadSession(context.store, request, context.clock());
+    });
+    scope.setErrorHandler((error, request, reply) => renderError(context, error, request, reply));
+
+    scope.get('/assets/console.css', (_request, reply) => reply.type('text/css').send(CONSOLE_CSS));
+    let htmx: Buffer | undefined;
+    scope.get('/assets/htmx.min.js', (_request, reply) => {
+      htmx ??= htmxSource();
+      return reply.type('text/javascript').header('cache-control', 'public, max-age=3600').send(htmx);
+    });
+
+    for (const { path, title, permission, render } of PAGES) {
+      scope.get(path, async (request, reply) => {
+        const session = requirePermission(request, permission);
+        const params = request.params as Record<string, string>;
+        const query = request.query as Record<string, string | undefined>;
+        const body = await render(context, { session, query }, params);
+        return send(
+          reply,
+          200,
+          page({ title: typeof title === 'string' ? title : title(params), session, body }),
+        );
+      });
+    }
+    // The pages notifications link to (src/notify/message.ts): a strategy's row, an order's cycle.
+    scope.get('/strategies/:name', async (request, reply) => {
+      requirePermission(request, 'read');
+      const { name } = request.params as { name: string };
+      return reply.redirect(`/strategies#${encodeURIComponent(name)}`, 303);
+    });
+    scope.get('/orders/:id', async (request, reply) => {
+      requirePermission(request, 'read');
+      const { id } = request.params as { id: string };
+      const order = await context.database.orders.getByServiceId(id);
+      if (!order?.cycleId) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
+      return reply.redirect(`/cycles/${order.cycleId}`, 303);
+    });
+    scope.get('/live', async (request, reply) => {
+      const session = requirePermission(request, 'read');
+      return send(reply, 200, await overviewPage(context, { session, query: {} }));
+    });
+
+    scope.get('/login', async (request, reply) => showLogin(request, reply, 200, null));
+    scope.post(
+      '/login',
+      {
+        config: {
+          rateLimit: {
+            max: LOGIN_ATTEMPTS_PER_MINUTE,
+            timeWindow: 60_000,
+            // After body parsing, so that the name tried is part of the key.
+            hook: 'preHandler',
+            keyGenerator: (request) =>
+              `${request.ip}\n${String((request.body as { name?: unknown })?.name ?? '')}`,
+          },
+        },
+      },
+      async (request, reply) => {
+        const body = (request.body ?? {}) as Record<string, unknown>;
+        const expected = request.cookies[LOGIN_CSRF_COOKIE];
+        if (!expected || !sameToken(body._csrf, expected)) {
+          throw new ConsoleRefusal(403, 'the login form was missing its CSRF token: reload the page');
+        }
+        const name = typeof body.name === 'string' ? body.name.slice(0, 64) : '';
+        const password = typeof body.password === 'string' ? body.password : '';
+        const person = name ? await context.store.people.findByName(name) : null;
+        const matches = await verifyPassword(password, person?.passwordHash ?? DECOY_HASH);
+        if (!person || !matches || person.disabledAt) {
+          if (name) await context.store.people.recordRefusedLogin(name);
+          return showLogin(request, reply, 401, 'That name and password do not match an active person.');
+        }
+        reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/' });
+        await startSession(context.store, person, request, reply);
+        return reply.redirect('/', 303);
+      },
+    );
+    scope.post('/logout', async (request, reply) => {
+      const session = requirePermission(request, 'read');
+      requireCsrf(request, session);
+      await context.store.people.closeSession(session);
+      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return reply.redirect('/login', 303);
+    });
+
+    for (const action of CONSOLE_ACTIONS) {
+      scope.post(action.path, async (request, reply) => {
+        const session = requirePermission(request, action.permission);
+        requireCsrf(request, session);
+        const body = (request.body ?? {}) as Record<string, unknown>;
+        await action.run(context, session, request.params as Record<string, string>, body);
+        return reply.redirect(safeBack(body.back), 303);
+      });
+    }
+  });
+}
+
+function showLogin(request: FastifyRequest, reply: FastifyReply, status: number, message: string | null) {
+  const token = newToken();
+  reply.setCookie(LOGIN_CSRF_COOKIE, token, cookieOptions(request));
+  return send(reply, status, page({ title: 'Log in', session: null, body: loginPage(token, message) }));
+}
+
+async function renderError(
+  context: ConsoleContext,
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const session = request.consoleSession;
+  const show = (status: number, message: string) =>
+    send(
+      reply,
+      status,
+      page({ title: status === 404 ? 'Not found' : 'Refused', session, body: errorBody(message) }),
+    );
+  if (error instanceof ConsoleRefusal) {
+    if (error.status === 401 && request.method === 'GET') return reply.redirect('/login', 303);
+    return show(error.status, error.message);
+  }
+  if (error instanceof PageNotFound) return show(404, error.message);
+  if (error instanceof ConsoleActionError || error instanceof PeopleError) return show(409, error.message);
+  if (error instanceof ConsoleInputError) return show(400, error.message);
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (status === 429) return show(429, 'Too many login attempts from this address: wait a minute.');
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return show(status, 'The request was not understood.');
+  context.logger.error({ err: error, url: request.routeOptions.url }, 'console request failed');
+  return show(500, 'Something went wrong on the server; the worker log has the details.');
+}
+
+const errorBody = (message: string): Html =>
+  html`<p class="error">${message}</p><p><a href="/">Back to the overview</a></p>`;

@@ -1,0 +1,26 @@
+/**
+ * The web console's part of the database: people and sessions, the audit log, the audited actions and the
+ * pages' reads, on the same connection as the engine's repositories.
+ */
+import { connectionOf, type Database } from '../database.js';
+import { type AuditRepository, createAuditRepository } from './audit.js';
+import { type ConsoleActions, createConsoleActions } from './console-actions.js';
+import { type ConsoleReads, createConsoleReads } from './console-reads.js';
+import { createPeopleRepository, type PeopleRepository } from './people.js';
+
+export interface ConsoleStore {
+  people: PeopleRepository;
+  audit: AuditRepository;
+  actions: ConsoleActions;
+  reads: ConsoleReads;
+}
+
+export function openConsoleStore(database: Database, clock: () => Date = () => new Date()): ConsoleStore {
+  const db = connectionOf(database).drizzle;
+  return {
+    people: createPeopleRepository(db, clock),
+    audit: createAuditRepository(db),
+    actions: createConsoleActions(db, clock, database.notifications),
+    reads: createConsoleReads(db),
+  };
+}

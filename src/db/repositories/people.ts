@@ -1,0 +1,197 @@
+/**
+ * The people of the web console and their sessions. Every change a person makes to people, and every
+ * login and logout, is written with its audit row in one transaction. Passwords arrive already hashed
+ * (src/console/passwords.ts); session tokens arrive as their SHA-256, never as the cookie's value.
+ */
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import type { DrizzleHandle } from '../connection.js';
+import { consoleSessions, users } from '../schema.js';
+import { appendAudit } from './audit.js';
+
+export const ROLES = ['viewer', 'operator', 'approver', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Person {
+  id: number;
+  name: string;
+  role: Role;
+  createdAt: Date;
+  disabledAt: Date | null;
+}
+
+export interface PersonWithSecret extends Person {
+  passwordHash: string;
+}
+
+export interface ConsoleSession {
+  tokenHash: string;
+  csrfToken: string;
+  lastSeenAt: Date;
+  person: Person;
+}
+
+export class PeopleError extends Error {
+  override readonly name = 'PeopleError';
+  constructor(
+    readonly code: 'USER_EXISTS' | 'USER_NOT_FOUND',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface PeopleRepository {
+  add(input: { name: string; role: Role; passwordHash: string }, actor: string): Promise<Person>;
+  list(): Promise<Person[]>;
+  /** With the hash, for checking a login; disabled people are returned too (the caller refuses them). */
+  findByName(name: string): Promise<PersonWithSecret | null>;
+  /** Disables the person and revokes every session of theirs. */
+  disable(name: string, actor: string): Promise<Person>;
+  /** Sets a new hash and revokes every session of the person. */
+  setPassword(name: string, passwordHash: string, actor: string): Promise<Person>;
+  openSession(person: Person, tokenHash: string, csrfToken: string): Promise<void>;
+  recordRefusedLogin(name: string): Promise<void>;
+  /** A live session (not revoked, person not disabled); idle expiry is the caller's rule. */
+  findSession(tokenHash: string): Promise<ConsoleSession | null>;
+  touchSession(tokenHash: string): Promise<void>;
+  closeSession(session: ConsoleSession): Promise<void>;
+}
+
+type UserRow = typeof users.$inferSelect;
+
+function toPerson(row: UserRow): Person {
+  return {
+    id: row.id,
+    name: row.name,
+    role: row.role as Role,
+    createdAt: row.createdAt,
+    disabledAt: row.disabledAt,
+  };
+}
+
+export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): PeopleRepository {
+  const existing = async (name: string): Promise<UserRow> => {
+    const [row] = await db.select().from(users).where(eq(users.name, name));
+    if (!row) throw new PeopleError('USER_NOT_FOUND', `no console user named "${name}"`);
+    return row;
+  };
+
+  /** Changes one person and revokes their sessions, with the audit row, in one transaction. */
+  const change = async (
+    name: string,
+    set: Partial<typeof users.$inferInsert>,
+    actor: string,
+    action: 'user.disable' | 'user.password',
+  ): Promise<Person> => {
+    const before = toPerson(await existing(name));
+    const now = clock();
+    return db.transaction(async (transaction) => {
+      const [row] = await transaction.update(users).set(set).where(eq(users.id, before.id)).returning();
+      if (!row) throw new PeopleError('USER_NOT_FOUND', `no console user named "${name}"`);
+      await transaction
+        .update(consoleSessions)
+        .set({ revokedAt: now })
+        .where(and(eq(consoleSessions.userId, row.id), isNull(consoleSessions.revokedAt)));
+      const after = toPerson(row);
+      await appendAudit(transaction, { actor, action, subject: `user:${name}`, before, after }, now);
+      return after;
+    });
+  };
+
+  return {
+    async add({ name, role, passwordHash }, actor) {
+      const now = clock();
+      return db.transaction(async (transaction) => {
+        const [row] = await transaction
+          .insert(users)
+          .values({ name, role, passwordHash, createdAt: now })
+          .onConflictDoNothing()
+          .returning();
+        if (!row) throw new PeopleError('USER_EXISTS', `a console user named "${name}" already exists`);
+        const after = toPerson(row);
+        await appendAudit(transaction, { actor, action: 'user.add', subject: `user:${name}`, after }, now);
+        return after;
+      });
+    },
+
+    async list() {
+      return (await db.select().from(users).orderBy(asc(users.name))).map(toPerson);
+    },
+
+    async findByName(name) {
+      const [row] = await db.select().from(users).where(eq(users.name, name));
+      return row ? { ...toPerson(row), passwordHash: row.passwordHash } : null;
+    },
+
+    disable: (name, actor) => change(name, { disabledAt: clock() }, actor, 'user.disable'),
+
+    setPassword: (name, passwordHash, actor) => change(name, { passwordHash }, actor, 'user.password'),
+
+    async openSession(person, tokenHash, csrfToken) {
+      const now = clock();
+      await db.transaction(async (transaction) => {
+        await transaction
+          .insert(consoleSessions)
+          .values({ tokenHash, userId: person.id, csrfToken, createdAt: now, lastSeenAt: now });
+        await appendAudit(
+          transaction,
+          { actor: person.name, action: 'session.login', subject: `user:${person.name}` },
+          now,
+        );
+      });
+    },
+
+    async recordRefusedLogin(name) {
+      await appendAudit(
+        db,
+        { actor: name, action: 'session.login_refused', subject: `user:${name}` },
+        clock(),
+      );
+    },
+
+    async findSession(tokenHash) {
+      const [row] = await db
+        .select()
+        .from(consoleSessions)
+        .innerJoin(users, eq(users.id, consoleSessions.userId))
+        .where(
+          and(
+            eq(consoleSessions.tokenHash, tokenHash),
+            isNull(consoleSessions.revokedAt),
+            isNull(users.disabledAt),
+          ),
+        );
+      if (!row) return null;
+      const session = row.console_sessions;
+      return {
+        tokenHash: session.tokenHash,
+        csrfToken: session.csrfToken,
+        lastSeenAt: session.lastSeenAt,
+        person: toPerson(row.users),
+      };
+    },
+
+    async touchSession(tokenHash) {
+      await db
+        .update(consoleSessions)
+        .set({ lastSeenAt: clock() })
+        .where(eq(consoleSessions.tokenHash, tokenHash));
+    },
+
+    async closeSession(session) {
+      const now = clock();
+      await db.transaction(async (transaction) => {
+        await transaction
+          .update(consoleSessions)
+          .set({ revokedAt: now })
+          .where(eq(consoleSessions.tokenHash, session.tokenHash));
+        const { name } = session.person;
+        await appendAudit(
+          transaction,
+          { actor: name, action: 'session.logout', subject: `user:${name}` },
+          now,
+        );
+      });
+    },
+  };
+}

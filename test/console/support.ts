@@ -1,0 +1,121 @@
+/**
+ * A console on a real listener (port 0) over a test database, people of every role, and a small client that
+ * keeps cookies the way a browser does and reads the CSRF token out of the pages it is served.
+ */
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { hashPassword } from '../../src/console/passwords.js';
+import { registerConsole } from '../../src/console/server.js';
+import { type ConsoleStore, openConsoleStore, ROLES, type Role } from '../../src/db/index.js';
+import { createReceiverServer, listen } from '../../src/observability/http-server.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+export const PASSWORD = 'correct horse battery staple';
+/**
+ * The people of these tests get a cheap scrypt cost: verification reads the cost from the stored hash, so the
+ * code path is the same, and a loaded machine does not spend seconds on each of the suite's many logins.
+ */
+export const TEST_COST = { N: 2 ** 10, r: 8, p: 1 };
+
+export interface RunningConsole {
+  test: TestDatabase;
+  store: ConsoleStore;
+  url: string;
+  server: FastifyInstance;
+  /** The clock the console reads; tests move it to expire sessions. */
+  now: { value: Date };
+  close(): Promise<void>;
+}
+
+export async function startTestConsole(): Promise<RunningConsole> {
+  const now = { value: new Date() };
+  const clock = () => now.value;
+  const test = await createTestDatabase(undefined, { clock });
+  const store = openConsoleStore(test.database, clock);
+  const passwordHash = await hashPassword(PASSWORD, TEST_COST);
+  for (const role of ROLES) await store.people.add({ name: role, role, passwordHash }, 'test-setup');
+  const server = createReceiverServer();
+  const logger = createLogger({
+    level: 'silent',
+    destination: new Writable({ write: (_c, _e, done) => done() }),
+  });
+  registerConsole(server, { database: test.database, store, clock, logger });
+  const port = await listen(server, '127.0.0.1', 0);
+  return {
+    test,
+    store,
+    url: `http://127.0.0.1:${port}`,
+    server,
+    now,
+    async close() {
+      await server.close();
+      await test.drop();
+    },
+  };
+}
+
+export interface Answer {
+  status: number;
+  location: string | null;
+  body: string;
+  headers: Headers;
+}
+
+/** One person's browser, without the browser: cookies kept, redirects reported rather than followed. */
+export class ConsoleClient {
+  private readonly cookies = new Map<string, string>();
+  constructor(private readonly baseUrl: string) {}
+
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  async request(method: 'GET' | 'POST', path: string, form?: Record<string, string>): Promise<Answer> {
+    const headers: Record<string, string> = {};
+    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      body: form ? new URLSearchParams(form).toString() : undefined,
+      redirect: 'manual',
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, ...value] = (pair ?? '').split('=');
+      if (!name) continue;
+      if (value.join('=') === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name.trim());
+      else this.cookies.set(name.trim(), value.join('='));
+    }
+    return {
+      status: response.status,
+      location: response.headers.get('location'),
+      body: await response.text(),
+      headers: response.headers,
+    };
+  }
+
+  get = (path: string) => this.request('GET', path);
+  post = (path: string, form: Record<string, string>) => this.request('POST', path, form);
+
+  /** The CSRF token of a page this client is served (the session's, or the login form's). */
+  async csrfFrom(path: string): Promise<string> {
+    const { body } = await this.get(path);
+    const match = /name="_csrf" value="([^"]+)"/.exec(body);
+    if (!match?.[1]) throw new Error(`no CSRF token on ${path}`);
+    return match[1];
+  }
+
+  async login(name: string, password = PASSWORD): Promise<Answer> {
+    const token = await this.csrfFrom('/login');
+    return this.post('/login', { _csrf: token, name, password });
+  }
+}
+
+export async function loggedIn(console: RunningConsole, role: Role | string): Promise<ConsoleClient> {
+  const client = new ConsoleClient(console.url);
+  const answer = await client.login(role);
+  if (answer.status !== 303) throw new Error(`login of ${role} answered ${answer.status}`);
+  return client;
+}
