@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerApiCommands } from './api.js';
+import { registerBacktestCommands } from './backtest.js';
 import { registerNotifyCommands } from './notify.js';
 import { registerDbCommands, registerOperatorCommands } from './operator.js';
 import { registerSandboxCommands } from './sandbox.js';
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerApiCommands(program);
+  registerBacktestCommands(program);
   registerDbCommands(program);
   registerNotifyCommands(program);
   registerOperatorCommands(program);
