@@ -96,11 +96,12 @@ export function parsePriceCsv(text: string, file: string, options: SeriesOptions
     if (line.trim() === '') continue;
     const at = `${file} line ${index + 1}`;
     const cells = splitRow(line);
-    const stamp = cells[timeColumn];
-    const price = cells[priceColumn];
-    if (stamp === undefined || price === undefined) {
+    // A decimal comma (5,4) shows up here as one column too many.
+    if (cells.length !== header.length) {
       throw new BacktestInputError(`${at}: expected ${header.length} columns, got ${cells.length}`);
     }
+    const stamp = cells[timeColumn]!;
+    const price = cells[priceColumn]!;
     const instant = parseTimestamp(stamp);
     if (instant === undefined) {
       throw new BacktestInputError(

@@ -1,3 +1,4 @@
+import type { Decimal } from '../money.js';
 import { formatDuration, type Strategy } from '../strategy/index.js';
 import type { BacktestRun } from './simulate.js';
 import type { TallySummary } from './tally.js';
@@ -24,20 +25,20 @@ export interface BacktestReport {
 export function reportOf(
   run: BacktestRun,
   prices: BacktestReport['prices'],
-  credit: { total: string; settleDelayMs: number },
+  credit: { total: Decimal; settleDelayMs: number },
 ): BacktestReport {
   return {
     prices,
     from: run.from.toISOString(),
     to: run.to.toISOString(),
-    creditTotal: credit.total,
+    creditTotal: fiatText(credit.total),
     settleDelay: formatDuration(credit.settleDelayMs),
     strategies: run.strategies.map(({ strategy, result, baseline }) => ({
       name: strategy.name,
       kind: strategy.kind,
       schedule: strategy.schedule,
       timezone: strategy.timezone,
-      amount: strategy.amount.toFixed(),
+      amount: fiatText(strategy.amount),
       result: result.summary(),
       baseline: baseline.summary(),
     })),
@@ -77,4 +78,9 @@ export function formatReport(report: BacktestReport): string {
 function countsText(counts: Record<string, number>): string {
   const entries = Object.entries(counts);
   return entries.length === 0 ? 'none' : entries.map(([reason, count]) => `${reason} ${count}`).join(', ');
+}
+
+/** Fiat as written in strategy files: at least the cents, every digit it has beyond them (never rounded). */
+function fiatText(value: Decimal): string {
+  return value.toFixed(Math.max(value.decimalPlaces(), 2));
 }

@@ -83,7 +83,7 @@ async function runBacktestCommand(flags: BacktestFlags): Promise<void> {
     const report = reportOf(
       run,
       { file: flags.prices, rows: series.length },
-      { total: flags.creditTotal.toFixed(), settleDelayMs: flags.settleDelay },
+      { total: flags.creditTotal, settleDelayMs: flags.settleDelay },
     );
     if (flags.chart !== undefined) {
       const svg = renderChart({
