@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { BacktestInputError, DEFAULT_MAX_GAP_MS, type PriceSeries, readPriceFile } from '../backtest/index.js';
+import {
+  BacktestInputError,
+  DEFAULT_MAX_GAP_MS,
+  type PriceSeries,
+  readPriceFile,
+} from '../backtest/index.js';
 import { parseDecimal } from '../money.js';
 import { createLogger } from '../observability/logger.js';
 import { DEMO_TOKEN, type FaultConfig, faultConfigSchema, startSandbox } from '../sandbox/index.js';
