@@ -14,12 +14,13 @@ export interface BenchKnobs {
   memoryKind: MemoryCycleKind;
   codecOpMs: number;
   codecClientMs: number;
+  backtestRows: number;
   output: string;
 }
 
 const MEMORY_KINDS = ['mixed', 'guard-skip', 'paused', 'dry-run'] as const;
 
-export const SECTION_NAMES = ['cycle', 'burst', 'codec', 'memory'] as const;
+export const SECTION_NAMES = ['cycle', 'burst', 'codec', 'memory', 'backtest'] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 
 export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
@@ -32,6 +33,7 @@ export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
     memoryKind: readMemoryKind(env.BENCH_MEMORY_KIND),
     codecOpMs: readCount(env, 'BENCH_CODEC_OP_MS', 500),
     codecClientMs: readCount(env, 'BENCH_CODEC_CLIENT_MS', 2_000),
+    backtestRows: readCount(env, 'BENCH_BACKTEST_ROWS', 525_600),
     output: env.BENCH_OUTPUT ?? 'bench/results.json',
   };
 }

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the sandbox in its own process, a fresh PostgreSQL database, then each section; prints
- * one table and writes bench/results.json (stable keys: machine, knobs, cycle, burst, codec, memory).
+ * one table and writes bench/results.json (stable keys: machine, knobs, cycle, burst, codec, memory, backtest).
  * Knobs: see knobs.ts. Progress goes to stderr, the table to stdout.
  */
 import { createBenchDatabase } from './harness/bench-database.js';
@@ -8,6 +8,7 @@ import { describeMachine } from './harness/machine.js';
 import { printTable, type ReportRow, writeJson } from './harness/report.js';
 import { startSandboxProcess } from './harness/sandbox-process.js';
 import { readKnobs, type SectionName } from './knobs.js';
+import { runBacktestSection } from './sections/backtest.js';
 import { runBurstSection } from './sections/burst.js';
 import { runCodecSection } from './sections/codec.js';
 import { runCycleSection } from './sections/cycle.js';
@@ -48,6 +49,7 @@ try {
       kind: knobs.memoryKind,
     }),
   );
+  await section('backtest', () => runBacktestSection(knobs.backtestRows));
 } finally {
   await sandbox.close();
   await database.drop();

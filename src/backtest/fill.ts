@@ -1,4 +1,4 @@
-import { Decimal, formatMoney } from '../money.js';
+import { Decimal } from '../money.js';
 
 /**
  * The service's quote arithmetic, shared by the sandbox and the backtest so that a replayed series and a
@@ -11,7 +11,7 @@ export const PRICE_SCALE = 4;
 
 /** A price as the service quotes it: 4 decimals, half-even. */
 export function servicePrice(price: Decimal): Decimal {
-  return new Decimal(formatMoney(price, PRICE_SCALE, 'halfEven'));
+  return price.toDecimalPlaces(PRICE_SCALE, Decimal.ROUND_HALF_EVEN);
 }
 
 export interface Fill {
@@ -21,7 +21,11 @@ export interface Fill {
 
 /** What `amount` buys at `price` (already at the service's scale); a zero totalCost buys nothing. */
 export function quoteFill(amount: Decimal, price: Decimal): Fill {
-  const totalFilled = amount.dividedBy(price).toDecimalPlaces(6, Decimal.ROUND_DOWN);
-  const totalCost = new Decimal(formatMoney(price.times(totalFilled), 2, 'down'));
+  // Truncated division computes only the digits kept: exact, and a fraction of the cost of dividing to
+  // 40 significant digits and then cutting.
+  const totalFilled = amount.times(MICRO).dividedToIntegerBy(price).dividedBy(MICRO);
+  const totalCost = price.times(totalFilled).toDecimalPlaces(2, Decimal.ROUND_DOWN);
   return { totalFilled, totalCost };
 }
+
+const MICRO = new Decimal(1_000_000);

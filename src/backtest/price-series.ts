@@ -18,6 +18,7 @@ export interface SeriesOptions {
 export const DEFAULT_MAX_GAP_MS = 3_600_000;
 
 const PRICE_TEXT = /^\d+(\.\d+)?$/;
+const NON_ZERO = /[1-9]/;
 const EPOCH_SECONDS = /^\d{1,12}$/;
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
@@ -77,8 +78,9 @@ export async function readPriceFile(file: string, options: SeriesOptions): Promi
 }
 
 export function parsePriceCsv(text: string, file: string, options: SeriesOptions): PriceSeries {
-  const lines = text.split('\n');
-  const header = splitRow(lines[0] ?? '').map((cell) => cell.toLowerCase());
+  const headerEnd = lineEnd(text, 0);
+  const headerLine = text.slice(0, headerEnd);
+  const header = splitRow(headerLine).map((cell) => cell.toLowerCase());
   const timeColumn = header.indexOf('timestamp');
   const priceColumn = header.indexOf('price');
   if (timeColumn < 0 || priceColumn < 0) {
@@ -86,31 +88,34 @@ export function parsePriceCsv(text: string, file: string, options: SeriesOptions
       .filter(Boolean)
       .join(' and ');
     throw new BacktestInputError(
-      `${file} line 1: the header must name the columns timestamp and price; ${missing} missing (got ${JSON.stringify((lines[0] ?? '').trim().slice(0, 80))})`,
+      `${file} line 1: the header must name the columns timestamp and price; ${missing} missing (got ${JSON.stringify(headerLine.trim().slice(0, 80))})`,
     );
   }
-  const times = new Float64Array(lines.length);
+  // Rows are scanned in place rather than split into an array of lines: a year of minutes is 525,600 of them.
+  let times = new Float64Array(Math.max(Math.ceil(text.length / 24), 16));
   const prices: string[] = [];
-  for (let index = 1; index < lines.length; index++) {
-    const line = lines[index]!;
+  let lineNumber = 1;
+  for (let start = headerEnd + 1; start < text.length; start = lineEnd(text, start) + 1) {
+    lineNumber++;
+    const line = text.slice(start, lineEnd(text, start));
     if (line.trim() === '') continue;
-    const at = `${file} line ${index + 1}`;
+    const at = () => `${file} line ${lineNumber}`;
     const cells = splitRow(line);
     // A decimal comma (5,4) shows up here as one column too many.
     if (cells.length !== header.length) {
-      throw new BacktestInputError(`${at}: expected ${header.length} columns, got ${cells.length}`);
+      throw new BacktestInputError(`${at()}: expected ${header.length} columns, got ${cells.length}`);
     }
     const stamp = cells[timeColumn]!;
     const price = cells[priceColumn]!;
     const instant = parseTimestamp(stamp);
     if (instant === undefined) {
       throw new BacktestInputError(
-        `${at}: timestamp ${JSON.stringify(stamp)} is neither ISO 8601 with a zone (2026-01-05T10:00:00Z) nor epoch seconds`,
+        `${at()}: timestamp ${JSON.stringify(stamp)} is neither ISO 8601 with a zone (2026-01-05T10:00:00Z) nor epoch seconds`,
       );
     }
-    if (!PRICE_TEXT.test(price) || !/[1-9]/.test(price)) {
+    if (!PRICE_TEXT.test(price) || !NON_ZERO.test(price)) {
       throw new BacktestInputError(
-        `${at}: price ${JSON.stringify(price)} is not a positive decimal like 5.4321`,
+        `${at()}: price ${JSON.stringify(price)} is not a positive decimal like 5.4321`,
       );
     }
     const count = prices.length;
@@ -118,20 +123,30 @@ export function parsePriceCsv(text: string, file: string, options: SeriesOptions
       const previous = times[count - 1]!;
       if (instant <= previous) {
         throw new BacktestInputError(
-          `${at}: timestamp ${stamp} is not after the previous row's ${new Date(previous).toISOString()}; rows must be in increasing time order`,
+          `${at()}: timestamp ${stamp} is not after the previous row's ${new Date(previous).toISOString()}; rows must be in increasing time order`,
         );
       }
       if (instant - previous > options.maxGapMs) {
         throw new BacktestInputError(
-          `${at}: ${formatDuration(instant - previous)} without a price since ${new Date(previous).toISOString()}, longer than the allowed gap of ${formatDuration(options.maxGapMs)} (--max-gap)`,
+          `${at()}: ${formatDuration(instant - previous)} without a price since ${new Date(previous).toISOString()}, longer than the allowed gap of ${formatDuration(options.maxGapMs)} (--max-gap)`,
         );
       }
+    }
+    if (count === times.length) {
+      const grown = new Float64Array(count * 2);
+      grown.set(times);
+      times = grown;
     }
     times[count] = instant;
     prices.push(price);
   }
   if (prices.length === 0) throw new BacktestInputError(`${file}: no price rows after the header`);
   return new PriceSeries(file, times.slice(0, prices.length), prices);
+}
+
+function lineEnd(text: string, from: number): number {
+  const end = text.indexOf('\n', from);
+  return end < 0 ? text.length : end;
 }
 
 function splitRow(line: string): string[] {

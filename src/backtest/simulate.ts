@@ -1,5 +1,6 @@
 import { type Decimal, ZERO } from '../money.js';
 import {
+  type BeforeQuoteInput,
   type BudgetPeriods,
   budgetPeriods,
   type CronSchedule,
@@ -11,12 +12,11 @@ import {
   parseCron,
   type QuoteTolerances,
   type Strategy,
-  slotsBetween,
 } from '../strategy/index.js';
 import { SimulatedCreditLine } from './credit-line.js';
-import { quoteFill, servicePrice } from './fill.js';
 import { BacktestInputError } from './input-error.js';
 import type { PriceSeries } from './price-series.js';
+import { QuoteBook } from './quote-book.js';
 import { Tally } from './tally.js';
 
 /**
@@ -63,13 +63,11 @@ export interface BacktestRun {
   strategies: StrategyRun[];
 }
 
-/** Slots are generated a week at a time, so a minutely schedule over a year never sits in memory at once. */
-const WINDOW_MS = 7 * 86_400_000;
-
 interface Book {
   strategy: Strategy;
   cron: CronSchedule;
   run: StrategyRun;
+  quotes: QuoteBook;
   periods?: BudgetPeriods;
   spentDay: Decimal;
   spentMonth: Decimal;
@@ -91,13 +89,25 @@ export function runBacktest(
   const books = strategies.map((strategy) => openBook(strategy, from, to));
   const credit = new SimulatedCreditLine(options.creditTotal, options.settleDelayMs);
   const tolerances = options.tolerances ?? DEFAULT_QUOTE_TOLERANCES;
-  for (let start = from; start <= to; start += WINDOW_MS) {
-    const until = Math.min(start + WINDOW_MS - 1, to);
-    for (const [slot, book] of slotsOfWindow(books, start, until)) {
-      const decision = decideSlot(book, slot, series, credit, tolerances);
-      options.onDecision?.(decision);
+  // Every strategy's next slot; the earliest runs first, and of one instant the strategy given first.
+  // One pending slot per strategy, never a list of them: a year of minutes stays out of memory.
+  const pending = books.map((book) => nextSlotAfter(book.cron, book.strategy.timezone, new Date(from - 1)));
+  for (;;) {
+    let index = -1;
+    for (let candidate = 0; candidate < books.length; candidate++) {
+      const slot = pending[candidate];
+      if (slot === undefined || slot.getTime() > to) continue;
+      if (index < 0 || slot.getTime() < pending[index]!.getTime()) index = candidate;
     }
+    if (index < 0) break;
+    const book = books[index]!;
+    const slot = pending[index]!;
+    const priceText = series.prices[series.indexAt(slot.getTime())]!;
+    const decision = decideSlot(book, slot, priceText, credit, tolerances);
+    options.onDecision?.(decision);
+    pending[index] = nextSlotAfter(book.cron, book.strategy.timezone, slot);
   }
+  for (const book of books) book.quotes.flushBaseline(book.run.baseline);
   return { from: new Date(from), to: new Date(to), strategies: books.map((book) => book.run) };
 }
 
@@ -113,81 +123,68 @@ function openBook(strategy: Strategy, from: number, to: number): Book {
     strategy,
     cron,
     run: { strategy, result: new Tally(), baseline: new Tally() },
+    quotes: new QuoteBook(strategy.amount),
     spentDay: ZERO,
     spentMonth: ZERO,
   };
 }
 
-/** The slots of [start, until] of every strategy, by time, then in the order the strategies were given. */
-function slotsOfWindow(books: Book[], start: number, until: number): [Date, Book][] {
-  const events: [Date, Book, number][] = [];
-  books.forEach((book, order) => {
-    for (const slot of slotsBetween(
-      book.cron,
-      book.strategy.timezone,
-      new Date(start - 1),
-      new Date(until),
-    )) {
-      events.push([slot, book, order]);
-    }
-  });
-  if (books.length > 1) events.sort((a, b) => a[0].getTime() - b[0].getTime() || a[2] - b[2]);
-  return events.map(([slot, book]) => [slot, book]);
-}
-
 function decideSlot(
   book: Book,
   slot: Date,
-  series: PriceSeries,
+  /** The series' price at the slot, as the file has it. */
+  priceText: string,
   credit: SimulatedCreditLine,
   tolerances: QuoteTolerances,
 ): SlotDecision {
   const { strategy, run } = book;
   const now = slot.getTime();
-  const price = servicePrice(series.priceAt(now)!);
-  const fill = quoteFill(strategy.amount, price);
-  run.baseline.placed(price, fill.totalCost, fill.totalFilled);
-
+  book.quotes.countBaseline(priceText);
   const periods = periodsAt(book, slot);
-  const inputs = {
+  const inputs: BeforeQuoteInput = {
     strategy,
     now: slot,
     spent: { day: book.spentDay, month: book.spentMonth },
-    ...(needsBalance(strategy) && { balance: credit.balanceAt(now) }),
-    ...(book.lastPlacedAt && { lastPlacedAt: book.lastPlacedAt }),
   };
-  const skip = (reason: string, quoted: boolean): SlotDecision => {
-    run.result.notPlaced('skipped', reason);
-    if (reason === 'budget_day_exceeded') run.result.budgetLimitedDays.add(periods.day.start.getTime());
-    if (reason === 'budget_month_exceeded') run.result.budgetLimitedMonths.add(periods.month.start.getTime());
-    return { strategy: strategy.name, slot, outcome: 'skipped', reason, ...(quoted && quotedFigures()) };
-  };
-  const quotedFigures = () => ({ price, cost: fill.totalCost, filled: fill.totalFilled });
+  if (needsBalance(strategy)) inputs.balance = credit.balanceAt(now);
+  if (book.lastPlacedAt !== undefined) inputs.lastPlacedAt = book.lastPlacedAt;
 
   const before = evaluateBeforeQuote(inputs);
-  if (before.action === 'skip') return skip(before.reason, false);
+  if (before.action === 'skip') return skipped(book, slot, periods, before.reason);
+  const quote = book.quotes.quote(priceText);
   // The service answers 400 to a quote that buys nothing; the cycle fails without a quote.
-  if (fill.totalCost.isZero()) {
+  if (quote.totalCost.isZero()) {
     run.result.notPlaced('failed', 'quote_unavailable');
     return { strategy: strategy.name, slot, outcome: 'failed', reason: 'quote_unavailable' };
   }
-  const decision = evaluateQuote({
-    ...inputs,
-    quote: { price, totalCost: fill.totalCost, totalFilled: fill.totalFilled, amount: strategy.amount },
-    tolerances,
-  });
-  if (decision.action === 'skip') return skip(decision.reason, true);
+  const figures = { price: quote.price, cost: quote.totalCost, filled: quote.totalFilled };
+  const decision = evaluateQuote({ ...inputs, quote, tolerances });
+  if (decision.action === 'skip') return skipped(book, slot, periods, decision.reason, figures);
   // The service refuses an order beyond the available credit, whether or not the strategy guards it.
-  if (!credit.covers(now, fill.totalCost)) {
+  if (!credit.covers(now, quote.totalCost)) {
     run.result.notPlaced('failed', 'order_rejected');
-    return { strategy: strategy.name, slot, outcome: 'failed', reason: 'order_rejected', ...quotedFigures() };
+    return { strategy: strategy.name, slot, outcome: 'failed', reason: 'order_rejected', ...figures };
   }
-  credit.hold(now, fill.totalCost);
-  book.spentDay = book.spentDay.plus(fill.totalCost);
-  book.spentMonth = book.spentMonth.plus(fill.totalCost);
+  credit.hold(now, quote.totalCost);
+  book.spentDay = book.spentDay.plus(quote.totalCost);
+  book.spentMonth = book.spentMonth.plus(quote.totalCost);
   book.lastPlacedAt = slot;
-  run.result.placed(price, fill.totalCost, fill.totalFilled);
-  return { strategy: strategy.name, slot, outcome: 'placed', reason: 'ok', ...quotedFigures() };
+  run.result.placed(quote.price, quote.totalCost, quote.totalFilled);
+  return { strategy: strategy.name, slot, outcome: 'placed', reason: 'ok', ...figures };
+}
+
+function skipped(
+  book: Book,
+  slot: Date,
+  periods: BudgetPeriods,
+  reason: string,
+  figures?: Pick<SlotDecision, 'price' | 'cost' | 'filled'>,
+): SlotDecision {
+  const { result } = book.run;
+  result.notPlaced('skipped', reason);
+  if (reason === 'budget_day_exceeded') result.budgetLimitedDays.add(periods.day.start.getTime());
+  if (reason === 'budget_month_exceeded') result.budgetLimitedMonths.add(periods.month.start.getTime());
+  return { strategy: book.strategy.name, slot, outcome: 'skipped', reason, ...figures };
 }
 
 /**

@@ -17,19 +17,20 @@ export class Tally {
   readonly budgetLimitedDays = new Set<number>();
   readonly budgetLimitedMonths = new Set<number>();
 
-  placed(price: Decimal, cost: Decimal, filled: Decimal): void {
-    this.slots++;
-    this.orders++;
-    this.spent = this.spent.plus(cost);
-    this.bought = this.bought.plus(filled);
+  /** `count` orders at this price (the baseline adds all of one price at once). */
+  placed(price: Decimal, cost: Decimal, filled: Decimal, count = 1): void {
+    this.slots += count;
+    this.orders += count;
+    this.spent = this.spent.plus(count === 1 ? cost : cost.times(count));
+    this.bought = this.bought.plus(count === 1 ? filled : filled.times(count));
     if (this.lowest === undefined || price.lessThan(this.lowest)) this.lowest = price;
     if (this.highest === undefined || price.greaterThan(this.highest)) this.highest = price;
   }
 
-  notPlaced(outcome: 'skipped' | 'failed', reason: string): void {
-    this.slots++;
+  notPlaced(outcome: 'skipped' | 'failed', reason: string, count = 1): void {
+    this.slots += count;
     const counts = outcome === 'skipped' ? this.skipped : this.failed;
-    counts.set(reason, (counts.get(reason) ?? 0) + 1);
+    counts.set(reason, (counts.get(reason) ?? 0) + count);
   }
 
   summary(): TallySummary {
