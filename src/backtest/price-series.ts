@@ -58,6 +58,20 @@ export class PriceSeries {
     return low;
   }
 
+  /**
+   * indexAt for an instant at or after the row `hint` (not after the instant): callers that walk forward in
+   * time find the next row in a step or two rather than a search of the whole series.
+   */
+  indexFrom(hint: number, instant: number): number {
+    const { times } = this;
+    let index = hint;
+    for (let steps = 0; steps < 8; steps++) {
+      if (index + 1 >= times.length || times[index + 1]! > instant) return index;
+      index++;
+    }
+    return this.indexAt(instant);
+  }
+
   /** The last price at or before the instant; undefined before the first row. */
   priceAt(instant: number): Decimal | undefined {
     const index = this.indexAt(instant);

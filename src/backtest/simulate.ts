@@ -12,6 +12,7 @@ import {
   parseCron,
   type QuoteTolerances,
   type Strategy,
+  slotsBetween,
 } from '../strategy/index.js';
 import { SimulatedCreditLine } from './credit-line.js';
 import { BacktestInputError } from './input-error.js';
@@ -65,8 +66,8 @@ export interface BacktestRun {
 
 interface Book {
   strategy: Strategy;
-  cron: CronSchedule;
   run: StrategyRun;
+  slots: SlotStream;
   quotes: QuoteBook;
   periods?: BudgetPeriods;
   spentDay: Decimal;
@@ -89,23 +90,21 @@ export function runBacktest(
   const books = strategies.map((strategy) => openBook(strategy, from, to));
   const credit = new SimulatedCreditLine(options.creditTotal, options.settleDelayMs);
   const tolerances = options.tolerances ?? DEFAULT_QUOTE_TOLERANCES;
-  // Every strategy's next slot; the earliest runs first, and of one instant the strategy given first.
-  // One pending slot per strategy, never a list of them: a year of minutes stays out of memory.
-  const pending = books.map((book) => nextSlotAfter(book.cron, book.strategy.timezone, new Date(from - 1)));
+  // The earliest pending slot runs first; of one instant, the strategy given first. Each strategy's slots
+  // come a few hours at a time: a year of minutes never sits in memory at once.
+  let row = 0;
   for (;;) {
-    let index = -1;
-    for (let candidate = 0; candidate < books.length; candidate++) {
-      const slot = pending[candidate];
-      if (slot === undefined || slot.getTime() > to) continue;
-      if (index < 0 || slot.getTime() < pending[index]!.getTime()) index = candidate;
+    let next: Book | undefined;
+    for (const book of books) {
+      const slot = book.slots.peek();
+      if (slot !== undefined && (next === undefined || slot.getTime() < next.slots.peek()!.getTime()))
+        next = book;
     }
-    if (index < 0) break;
-    const book = books[index]!;
-    const slot = pending[index]!;
-    const priceText = series.prices[series.indexAt(slot.getTime())]!;
-    const decision = decideSlot(book, slot, priceText, credit, tolerances);
+    if (next === undefined) break;
+    const slot = next.slots.take();
+    row = series.indexFrom(row, slot.getTime());
+    const decision = decideSlot(next, slot, series.prices[row]!, credit, tolerances);
     options.onDecision?.(decision);
-    pending[index] = nextSlotAfter(book.cron, book.strategy.timezone, slot);
   }
   for (const book of books) book.quotes.flushBaseline(book.run.baseline);
   return { from: new Date(from), to: new Date(to), strategies: books.map((book) => book.run) };
@@ -121,8 +120,8 @@ function openBook(strategy: Strategy, from: number, to: number): Book {
   }
   return {
     strategy,
-    cron,
     run: { strategy, result: new Tally(), baseline: new Tally() },
+    slots: new SlotStream(cron, strategy.timezone, from, to),
     quotes: new QuoteBook(strategy.amount),
     spentDay: ZERO,
     spentMonth: ZERO,
@@ -205,3 +204,39 @@ function periodsAt(book: Book, slot: Date): BudgetPeriods {
 function iso(instant: number): string {
   return new Date(instant).toISOString();
 }
+
+/** A strategy's slots in [from, to], in order, computed a window at a time (slotsBetween). */
+class SlotStream {
+  private buffer: Date[] = [];
+  private cursor = 0;
+  /** The slots up to this instant are in the buffer or were taken. */
+  private through: number;
+
+  constructor(
+    private readonly cron: CronSchedule,
+    private readonly timeZone: string,
+    from: number,
+    private readonly to: number,
+  ) {
+    this.through = from - 1;
+  }
+
+  peek(): Date | undefined {
+    while (this.cursor >= this.buffer.length) {
+      if (this.through >= this.to) return undefined;
+      const until = Math.min(this.through + SLOT_WINDOW_MS, this.to);
+      this.buffer = slotsBetween(this.cron, this.timeZone, new Date(this.through), new Date(until));
+      this.cursor = 0;
+      this.through = until;
+    }
+    return this.buffer[this.cursor];
+  }
+
+  take(): Date {
+    const slot = this.peek()!;
+    this.cursor++;
+    return slot;
+  }
+}
+
+const SLOT_WINDOW_MS = 6 * 3_600_000;

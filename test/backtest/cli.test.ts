@@ -113,8 +113,8 @@ describe('treasury-bot backtest', () => {
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg).toContain('a&#38;b.csv');
     expect(svg).not.toContain('a&b.csv');
-    // Three purchases (two of dip, one of daily), each with its title, plus a legend dot per strategy.
-    expect(svg.match(/<title>/g)).toHaveLength(3);
+    // The chart's own title, and three purchases (two of dip, one of daily), each with its title.
+    expect(svg.match(/<title>/g)).toHaveLength(4);
     expect(svg).toContain('<title>dip 2026-03-02T11:00:00.000Z price 5.29 cost 999.99</title>');
     expect(svg).toContain('cumulative spend');
     expect(svg.replace('http://www.w3.org/2000/svg', '')).not.toMatch(/https?:|href/);
