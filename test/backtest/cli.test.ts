@@ -147,18 +147,15 @@ describe('treasury-bot backtest', () => {
       [['--prices', path('a&b.csv'), '--credit-total', '1,000'], /--credit-total.*positive decimal/],
       [['--prices', path('a&b.csv'), '--strategies', path('missing.yaml')], /missing\.yaml/],
     ];
-    for (const [args, message] of cases) {
-      const withStrategies = args.includes('--strategies')
-        ? args
-        : [...args, '--strategies', path('strategies.yaml')];
-      const { code, stdout, stderr } = await cli(['backtest', ...withStrategies]);
-      expect(code, args.join(' ')).toBe(1);
-      expect(stderr).toMatch(message);
-      expect(stderr).not.toMatch(/\n\s+at /);
-      expect(stdout).toBe('');
-    }
+    // One child each, all at once: nine sequential starts can outlast the timeout on a busy machine.
+    const runs = cases.map(([args]) =>
+      cli([
+        'backtest',
+        ...(args.includes('--strategies') ? args : [...args, '--strategies', path('strategies.yaml')]),
+      ]),
+    );
     // The gap is a setting.
-    const wider = await cli([
+    const wider = cli([
       'backtest',
       '--prices',
       path('gap.csv'),
@@ -167,8 +164,15 @@ describe('treasury-bot backtest', () => {
       '--strategies',
       path('strategies.yaml'),
     ]);
-    expect(wider.code).toBe(0);
-  });
+    for (const [index, { code, stdout, stderr }] of (await Promise.all(runs)).entries()) {
+      const [args, message] = cases[index]!;
+      expect(code, args.join(' ')).toBe(1);
+      expect(stderr).toMatch(message);
+      expect(stderr).not.toMatch(/\n\s+at /);
+      expect(stdout).toBe('');
+    }
+    expect((await wider).code).toBe(0);
+  }, 120_000);
 });
 
 describe('treasury-bot sandbox --prices', () => {
