@@ -40,7 +40,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const { replay } = options;
   const feed: PriceSource = replay
     ? new ReplayFeed({ ...replay, origin: replay.origin ?? now() }, now)
-    : new PriceFeed(parseDecimal(options.price ?? '5.4000', 'price'), createRng(deriveSeed(seed, PRICE_STREAM)));
+    : new PriceFeed(
+        parseDecimal(options.price ?? '5.4000', 'price'),
+        createRng(deriveSeed(seed, PRICE_STREAM)),
+      );
   const simulator = new Simulator({
     feed,
     webhooks,
