@@ -20,6 +20,7 @@ export interface BenchKnobs {
   codecClientMs: number;
   /** Orders the export section inserts and exports (BENCH_EXPORT_ORDERS). */
   exportOrders: number;
+  backtestRows: number;
   output: string;
 }
 
@@ -33,6 +34,7 @@ export const SECTION_NAMES = [
   'codec',
   'memory',
   'export',
+  'backtest',
 ] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 
@@ -50,6 +52,7 @@ export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
     codecOpMs: readCount(env, 'BENCH_CODEC_OP_MS', 500),
     codecClientMs: readCount(env, 'BENCH_CODEC_CLIENT_MS', 2_000),
     exportOrders: readCount(env, 'BENCH_EXPORT_ORDERS', 1_000_000),
+    backtestRows: readCount(env, 'BENCH_BACKTEST_ROWS', 525_600),
     output: env.BENCH_OUTPUT ?? 'bench/results.json',
   };
 }

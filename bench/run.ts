@@ -8,6 +8,7 @@ import { describeMachine } from './harness/machine.js';
 import { printTable, type ReportRow, writeJson } from './harness/report.js';
 import { startSandboxProcess } from './harness/sandbox-process.js';
 import { readKnobs, type SectionName } from './knobs.js';
+import { runBacktestSection } from './sections/backtest.js';
 import { runBurstSection } from './sections/burst.js';
 import { runReplicaBurstSection } from './sections/burst-replicas.js';
 import { runCodecSection } from './sections/codec.js';
@@ -70,6 +71,7 @@ try {
     }),
   );
   await section('export', () => runExportSection(database.url, knobs.exportOrders));
+  await section('backtest', () => runBacktestSection(knobs.backtestRows));
 } finally {
   await sandbox.close();
   await database.drop();

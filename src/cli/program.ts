@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerApiCommands } from './api.js';
+import { registerBacktestCommands } from './backtest.js';
 import { registerConsoleCommands } from './console.js';
 import { registerNotifyCommands } from './notify.js';
 import { registerDbCommands, registerOperatorCommands } from './operator.js';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerApiCommands(program);
   registerConsoleCommands(program);
+  registerBacktestCommands(program);
   registerDbCommands(program);
   registerNotifyCommands(program);
   registerOperatorCommands(program);

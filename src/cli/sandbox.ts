@@ -1,8 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import {
+  BacktestInputError,
+  DEFAULT_MAX_GAP_MS,
+  type PriceSeries,
+  readPriceFile,
+} from '../backtest/index.js';
 import { parseDecimal } from '../money.js';
 import { createLogger } from '../observability/logger.js';
 import { DEMO_TOKEN, type FaultConfig, faultConfigSchema, startSandbox } from '../sandbox/index.js';
+import { parseDuration } from '../strategy/index.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
@@ -18,6 +25,9 @@ interface SandboxFlags {
   creditLimit: string;
   webhookFormat: 'json' | 'msgpack';
   faults?: FaultConfig;
+  prices?: string;
+  speed: number;
+  maxGap: number;
 }
 
 export function registerSandboxCommands(program: Command): void {
@@ -45,6 +55,17 @@ export function registerSandboxCommands(program: Command): void {
       1,
     )
     .option('--price <decimal>', 'centre of the price random walk', parsePrice, '5.4000')
+    .option(
+      '--prices <file>',
+      'quote from a recorded series (CSV timestamp,price, as `backtest` reads it) instead of the random walk',
+    )
+    .option('--speed <n>', 'with --prices: replay N times faster than real time', parseSpeed, 1)
+    .option(
+      '--max-gap <duration>',
+      'with --prices: longest allowed gap between two rows',
+      parseGap,
+      DEFAULT_MAX_GAP_MS,
+    )
     .option('--credit-limit <decimal>', 'credit line in BRL', parsePrice, '1000000.00')
     .addOption(
       new Option('--webhook-format <format>', 'body format of webhook deliveries')
@@ -67,6 +88,17 @@ async function runSandbox(flags: SandboxFlags): Promise<void> {
   // The demo token is public (it is in the source); any token the operator chose is a secret.
   const secrets = [...flags.token, ...flags.readToken, adminToken];
   const logger = createLogger({ name: 'sandbox', secrets });
+  let series: PriceSeries | undefined;
+  if (flags.prices !== undefined) {
+    try {
+      series = await readPriceFile(flags.prices, { maxGapMs: flags.maxGap });
+    } catch (error) {
+      if (!(error instanceof BacktestInputError)) throw error;
+      process.stderr.write(`${error.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+  }
   const sandbox = await startSandbox({
     port: flags.port,
     host: flags.host,
@@ -79,6 +111,7 @@ async function runSandbox(flags: SandboxFlags): Promise<void> {
     creditLimit: flags.creditLimit,
     webhookFormat: flags.webhookFormat,
     ...(flags.faults && { faults: flags.faults }),
+    ...(series && { replay: { series, speed: flags.speed } }),
     logger,
   });
   logger.info(
@@ -89,6 +122,9 @@ async function runSandbox(flags: SandboxFlags): Promise<void> {
       readTokens: flags.readToken.length,
       stepMs: flags.stepMs,
       seed: flags.seed,
+      ...(series && {
+        replay: { file: flags.prices, rows: series.length, from: new Date(series.first), speed: flags.speed },
+      }),
     },
     `sandbox listening at ${sandbox.url}`,
   );
@@ -142,4 +178,18 @@ function parsePrice(value: string): string {
     // Reported below in commander's own words.
   }
   throw new InvalidArgumentError('must be a positive decimal like "5.4000".');
+}
+
+function parseSpeed(value: string): number {
+  const speed = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+  if (!(speed > 0 && speed <= 1_000_000)) {
+    throw new InvalidArgumentError('must be a number above 0 and up to 1000000, e.g. 1 or 60.');
+  }
+  return speed;
+}
+
+function parseGap(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0) throw new InvalidArgumentError('must be a duration like 90m, 1h or 1d.');
+  return ms;
 }

@@ -1,3 +1,5 @@
+import { servicePrice } from '../backtest/fill.js';
+import type { PriceSeries } from '../backtest/price-series.js';
 import { Decimal, formatMoney } from '../money.js';
 
 /**
@@ -50,11 +52,17 @@ const MAX_TICKS_PER_STEP = 20;
 const REVERSION = new Decimal('0.05');
 const FLOOR = new Decimal('0.0100');
 
+/** Where the sandbox's quotes take their price: a random walk, or a recorded series replayed. */
+export interface PriceSource {
+  /** The price of the next quote, at the service's 4 decimals. */
+  nextPrice(): Decimal;
+}
+
 /**
  * A mean-reverting random walk in steps of 0.0001 around a centre price, advanced once per quote. The walk
  * is driven only by its seeded generator, so a seed replays the same price sequence.
  */
-export class PriceFeed {
+export class PriceFeed implements PriceSource {
   private current: Decimal;
 
   constructor(
@@ -71,5 +79,35 @@ export class PriceFeed {
     const moved = new Decimal(formatMoney(this.current.plus(pull).plus(noise), 4, 'halfEven'));
     this.current = Decimal.max(moved, FLOOR);
     return this.current;
+  }
+}
+
+export interface ReplayOptions {
+  series: PriceSeries;
+  /** Series time runs this many times faster than the sandbox's clock. */
+  speed: number;
+  /** The sandbox clock reading (ms) that maps to the series' first row. */
+  origin: number;
+}
+
+/**
+ * A recorded series replayed against the sandbox's clock: a quote at clock time t takes the series' last
+ * price at or before first + (t − origin) × speed, as a backtest of the same series would. After the last
+ * row the last price holds.
+ */
+export class ReplayFeed implements PriceSource {
+  constructor(
+    private readonly options: ReplayOptions,
+    private readonly now: () => number,
+  ) {}
+
+  /** The series instant the sandbox's clock stands at. */
+  seriesTime(): number {
+    const { series, speed, origin } = this.options;
+    return series.first + Math.max(this.now() - origin, 0) * speed;
+  }
+
+  nextPrice(): Decimal {
+    return servicePrice(this.options.series.priceAt(this.seriesTime())!);
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Decimal, formatMoney } from '../money.js';
-import type { PriceFeed } from './market.js';
+import { quoteFill } from '../backtest/fill.js';
+import { type Decimal, formatMoney } from '../money.js';
+import type { PriceSource } from './market.js';
 import { badRequest } from './protocol.js';
 
 export const QUOTE_WINDOW_MS = 5_000;
@@ -39,25 +40,20 @@ export interface QuoteRecord {
   expiresIn: number;
 }
 
-/**
- * Issues quotes and redeems them once. totalFilled is the crypto quantity the amount buys (scale 6, rounded
- * down) and totalCost the fiat charged for exactly that quantity (rounded down to cents), so the client is
- * never charged more than the amount it asked to spend.
- */
+/** Issues quotes (figures by the service's arithmetic, backtest/fill.ts) and redeems them once. */
 export class QuoteBook {
   private readonly quotes = new Map<string, IssuedQuote>();
   private idPool = Buffer.alloc(0);
   private idPoolOffset = 0;
 
   constructor(
-    private readonly feed: PriceFeed,
+    private readonly feed: PriceSource,
     private readonly now: () => number,
   ) {}
 
   issue(symbol: string, amount: Decimal): IssuedQuote {
     const price = this.feed.nextPrice();
-    const totalFilled = amount.dividedBy(price).toDecimalPlaces(6, Decimal.ROUND_DOWN);
-    const totalCost = new Decimal(formatMoney(price.times(totalFilled), 2, 'down'));
+    const { totalFilled, totalCost } = quoteFill(amount, price);
     if (totalCost.isZero()) throw badRequest(`amount ${amount.toFixed()} is too small to buy any ${symbol}`);
     if (totalFilled.precision(true) > MAX_WIRE_NUMBER_DIGITS) {
       throw badRequest(

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { parseDecimal } from '../money.js';
 import { Delays, FaultInjector } from './faults.js';
 import { viewOrder } from './ledger.js';
-import { createRng, deriveSeed, PriceFeed } from './market.js';
+import { createRng, deriveSeed, PriceFeed, type PriceSource, ReplayFeed } from './market.js';
 import { type Access, createAuthorizer, errorBody, registerMsgpackParser } from './protocol.js';
 import { send } from './route.js';
 import {
@@ -44,11 +44,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     onAttempt: (job, attempt) => webhooks.record(job, attempt),
   });
   webhooks.attach(deliverer);
+  const { replay } = options;
+  const feed: PriceSource = replay
+    ? new ReplayFeed({ ...replay, origin: replay.origin ?? now() }, now)
+    : new PriceFeed(
+        parseDecimal(options.price ?? '5.4000', 'price'),
+        createRng(deriveSeed(seed, PRICE_STREAM)),
+      );
   const simulator = new Simulator({
-    feed: new PriceFeed(
-      parseDecimal(options.price ?? '5.4000', 'price'),
-      createRng(deriveSeed(seed, PRICE_STREAM)),
-    ),
+    feed,
     webhooks,
     creditLimit: parseDecimal(options.creditLimit ?? '1000000.00', 'creditLimit'),
     stepMs: options.stepMs ?? 1000,

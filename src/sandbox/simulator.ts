@@ -1,14 +1,14 @@
 import { type Decimal, parseDecimal } from '../money.js';
 import { type Order, OrderLedger } from './ledger.js';
 import { Lifecycle } from './lifecycle.js';
-import type { PriceFeed } from './market.js';
+import type { PriceSource } from './market.js';
 import { badRequest, notFound, SandboxHttpError } from './protocol.js';
 import { type IssuedQuote, QuoteBook } from './quotes.js';
 import { computeCredit, orderRecord } from './records.js';
 import type { WebhookHub } from './webhooks.js';
 
 export interface SimulatorSettings {
-  feed: PriceFeed;
+  feed: PriceSource;
   webhooks: WebhookHub;
   creditLimit: Decimal;
   stepMs: number;

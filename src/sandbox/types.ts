@@ -1,3 +1,4 @@
+import type { PriceSeries } from '../backtest/price-series.js';
 import type { Logger } from '../observability/logger.js';
 
 /** The five settlement states of an order, in lifecycle order. */
@@ -93,6 +94,11 @@ export interface SandboxOptions {
   seed?: number;
   /** Decimal text, centre of the price random walk; default '5.4000'. */
   price?: string;
+  /**
+   * Quote from a recorded series instead of the walk, `speed` times faster than the sandbox's clock, its
+   * first row at clock reading `origin` (default: when the sandbox starts).
+   */
+  replay?: { series: PriceSeries; speed: number; origin?: number };
   webhookFormat?: 'json' | 'msgpack';
   /** Delays before each retry; default [500, 2000, 5000] (3 retries). */
   webhookRetryDelaysMs?: number[];

@@ -87,6 +87,7 @@ describe('module boundaries of src/', () => {
       'config',
       'cli',
       'runtime',
+      'backtest',
     ]);
     expect(
       violations(({ from, target }) => moduleOf(from) === 'strategy' && layers.has(moduleOf(target))),
@@ -109,6 +110,28 @@ describe('module boundaries of src/', () => {
     expect(
       violations(({ from, target }) => moduleOf(from) === 'runtime' && !target.startsWith('node:')),
     ).toEqual([]);
+  });
+
+  it('keeps backtest/ on the pure rules: strategy/ and money.ts, no other layer, only the series reader reads files', () => {
+    const allowed = new Set(['strategy', 'backtest', 'money.ts']);
+    const local = ({ target }: Import) => !target.startsWith('node:') && target.endsWith('.ts');
+    expect(
+      violations(
+        (entry) =>
+          moduleOf(entry.from) === 'backtest' && local(entry) && !allowed.has(moduleOf(entry.target)),
+      ),
+    ).toEqual([]);
+    const io = /^node:(fs|net|http|https|child_process|dgram|worker_threads)/;
+    expect(
+      violations(
+        ({ from, target }) =>
+          moduleOf(from) === 'backtest' && from !== 'backtest/price-series.ts' && io.test(target),
+      ),
+    ).toEqual([]);
+    // Guards the check against passing vacuously.
+    expect(
+      imports.some((entry) => entry.from === 'backtest/simulate.ts' && entry.target === 'strategy/index.ts'),
+    ).toBe(true);
   });
 
   it('keeps api/ free of db and engine, db/ free of engine, and the worker off the sandbox', () => {

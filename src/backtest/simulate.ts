@@ -1,0 +1,242 @@
+import { type Decimal, ZERO } from '../money.js';
+import {
+  type BeforeQuoteDecisionInput,
+  type BudgetPeriods,
+  budgetPeriods,
+  type CronSchedule,
+  DEFAULT_QUOTE_TOLERANCES,
+  evaluateBeforeQuote,
+  evaluateQuote,
+  needsBalance,
+  nextSlotAfter,
+  parseCron,
+  type QuoteTolerances,
+  type Strategy,
+  slotsBetween,
+} from '../strategy/index.js';
+import { SimulatedCreditLine } from './credit-line.js';
+import { BacktestInputError } from './input-error.js';
+import type { PriceSeries } from './price-series.js';
+import { QuoteBook } from './quote-book.js';
+import { Tally } from './tally.js';
+
+/**
+ * The backtest: every strategy's slots in the range, in time order across strategies (they share one credit
+ * line), each decided as a worker cycle decides it (engine/cycle.ts, engine/placement.ts) by the same pure
+ * rules: evaluateBeforeQuote on the figures before quoting, then a quote at the series' price, then
+ * evaluateQuote. A cycle runs at its slot's instant, so the cooldown, the budget periods and the credit line
+ * are read at that instant. Missed policies do not apply: no slot is ever missed here.
+ */
+
+export interface BacktestOptions {
+  /** First and last instant (ms, inclusive) whose slots run; the range is clipped to the series. */
+  from?: number;
+  to?: number;
+  creditTotal: Decimal;
+  settleDelayMs: number;
+  tolerances?: QuoteTolerances;
+  /** Called with every slot's decision, in order; for tests and the chart. */
+  onDecision?: (decision: SlotDecision) => void;
+}
+
+/** One slot as the worker would have recorded it: the cycle's outcome, reason code and figures. */
+export interface SlotDecision {
+  strategy: string;
+  slot: Date;
+  outcome: 'placed' | 'skipped' | 'failed';
+  reason: string;
+  /** The quote's, when one was taken. */
+  price?: Decimal;
+  cost?: Decimal;
+  filled?: Decimal;
+}
+
+export interface StrategyRun {
+  strategy: Strategy;
+  result: Tally;
+  /** Plain DCA on the same schedule and amount: every slot buys, no rule applies. */
+  baseline: Tally;
+}
+
+export interface BacktestRun {
+  from: Date;
+  to: Date;
+  strategies: StrategyRun[];
+}
+
+interface Book {
+  strategy: Strategy;
+  run: StrategyRun;
+  slots: SlotStream;
+  quotes: QuoteBook;
+  periods?: BudgetPeriods;
+  spentDay: Decimal;
+  spentMonth: Decimal;
+  lastSubmittedAt?: Date;
+}
+
+export function runBacktest(
+  strategies: readonly Strategy[],
+  series: PriceSeries,
+  options: BacktestOptions,
+): BacktestRun {
+  const from = Math.max(options.from ?? series.first, series.first);
+  const to = Math.min(options.to ?? series.last, series.last);
+  if (from > to) {
+    throw new BacktestInputError(
+      `the range ${iso(options.from ?? from)} to ${iso(options.to ?? to)} has no prices: ${series.file} covers ${iso(series.first)} to ${iso(series.last)}`,
+    );
+  }
+  const books = strategies.map((strategy) => openBook(strategy, from, to));
+  const credit = new SimulatedCreditLine(options.creditTotal, options.settleDelayMs);
+  const tolerances = options.tolerances ?? DEFAULT_QUOTE_TOLERANCES;
+  // The earliest pending slot runs first; of one instant, the strategy given first. Each strategy's slots
+  // come a few hours at a time: a year of minutes never sits in memory at once.
+  let row = 0;
+  for (;;) {
+    let next: Book | undefined;
+    for (const book of books) {
+      const slot = book.slots.peek();
+      if (slot !== undefined && (next === undefined || slot.getTime() < next.slots.peek()!.getTime()))
+        next = book;
+    }
+    if (next === undefined) break;
+    const slot = next.slots.take();
+    row = series.indexFrom(row, slot.getTime());
+    const decision = decideSlot(next, slot, series.prices[row]!, credit, tolerances);
+    options.onDecision?.(decision);
+  }
+  for (const book of books) book.quotes.flushBaseline(book.run.baseline);
+  return { from: new Date(from), to: new Date(to), strategies: books.map((book) => book.run) };
+}
+
+function openBook(strategy: Strategy, from: number, to: number): Book {
+  const cron = parseCron(strategy.schedule);
+  const first = nextSlotAfter(cron, strategy.timezone, new Date(from - 1));
+  if (first === undefined || first.getTime() > to) {
+    throw new BacktestInputError(
+      `strategy ${strategy.name} (${strategy.source.file}:${strategy.source.line}): schedule "${strategy.schedule}" in ${strategy.timezone} has no slot from ${iso(from)} to ${iso(to)}`,
+    );
+  }
+  return {
+    strategy,
+    run: { strategy, result: new Tally(), baseline: new Tally() },
+    slots: new SlotStream(cron, strategy.timezone, from, to),
+    quotes: new QuoteBook(strategy.amount),
+    spentDay: ZERO,
+    spentMonth: ZERO,
+  };
+}
+
+function decideSlot(
+  book: Book,
+  slot: Date,
+  /** The series' price at the slot, as the file has it. */
+  priceText: string,
+  credit: SimulatedCreditLine,
+  tolerances: QuoteTolerances,
+): SlotDecision {
+  const { strategy, run } = book;
+  const now = slot.getTime();
+  book.quotes.countBaseline(priceText);
+  const periods = periodsAt(book, slot);
+  const inputs: BeforeQuoteDecisionInput = {
+    strategy,
+    now: slot,
+    spent: { day: book.spentDay, month: book.spentMonth },
+  };
+  if (needsBalance(strategy)) inputs.balance = credit.balanceAt(now);
+  if (book.lastSubmittedAt !== undefined) inputs.lastSubmittedAt = book.lastSubmittedAt;
+
+  const before = evaluateBeforeQuote(inputs);
+  if (before.action === 'skip') return skipped(book, slot, periods, before.reason);
+  const quote = book.quotes.quote(priceText);
+  // The service answers 400 to a quote that buys nothing; the cycle fails without a quote.
+  if (quote.totalCost.isZero()) {
+    run.result.notPlaced('failed', 'quote_unavailable');
+    return { strategy: strategy.name, slot, outcome: 'failed', reason: 'quote_unavailable' };
+  }
+  const figures = { price: quote.price, cost: quote.totalCost, filled: quote.totalFilled };
+  const decision = evaluateQuote({ ...inputs, quote, tolerances });
+  if (decision.action === 'skip') return skipped(book, slot, periods, decision.reason, figures);
+  // The service refuses an order beyond the available credit, whether or not the strategy guards it.
+  if (!credit.covers(now, quote.totalCost)) {
+    run.result.notPlaced('failed', 'order_rejected');
+    return { strategy: strategy.name, slot, outcome: 'failed', reason: 'order_rejected', ...figures };
+  }
+  credit.hold(now, quote.totalCost);
+  book.spentDay = book.spentDay.plus(quote.totalCost);
+  book.spentMonth = book.spentMonth.plus(quote.totalCost);
+  book.lastSubmittedAt = slot;
+  run.result.placed(quote.price, quote.totalCost, quote.totalFilled);
+  return { strategy: strategy.name, slot, outcome: 'placed', reason: 'ok', ...figures };
+}
+
+function skipped(
+  book: Book,
+  slot: Date,
+  periods: BudgetPeriods,
+  reason: string,
+  figures?: Pick<SlotDecision, 'price' | 'cost' | 'filled'>,
+): SlotDecision {
+  const { result } = book.run;
+  result.notPlaced('skipped', reason);
+  if (reason === 'budget_day_exceeded') result.budgetLimitedDays.add(periods.day.start.getTime());
+  if (reason === 'budget_month_exceeded') result.budgetLimitedMonths.add(periods.month.start.getTime());
+  return { strategy: book.strategy.name, slot, outcome: 'skipped', reason, ...figures };
+}
+
+/**
+ * The budget periods of the instant, as the engine reads them at a cycle's start. Time only moves forward
+ * here and every order is charged to the period of its own slot, so a new period starts with nothing spent.
+ */
+function periodsAt(book: Book, slot: Date): BudgetPeriods {
+  const now = slot.getTime();
+  const current = book.periods;
+  if (current !== undefined && now < current.day.end.getTime()) return current;
+  const next = budgetPeriods(book.strategy.timezone, slot);
+  book.spentDay = ZERO;
+  if (current === undefined || now >= current.month.end.getTime()) book.spentMonth = ZERO;
+  book.periods = next;
+  return next;
+}
+
+function iso(instant: number): string {
+  return new Date(instant).toISOString();
+}
+
+/** A strategy's slots in [from, to], in order, computed a window at a time (slotsBetween). */
+class SlotStream {
+  private buffer: Date[] = [];
+  private cursor = 0;
+  /** The slots up to this instant are in the buffer or were taken. */
+  private through: number;
+
+  constructor(
+    private readonly cron: CronSchedule,
+    private readonly timeZone: string,
+    from: number,
+    private readonly to: number,
+  ) {
+    this.through = from - 1;
+  }
+
+  peek(): Date | undefined {
+    while (this.cursor >= this.buffer.length) {
+      if (this.through >= this.to) return undefined;
+      const until = Math.min(this.through + SLOT_WINDOW_MS, this.to);
+      this.buffer = slotsBetween(this.cron, this.timeZone, new Date(this.through), new Date(until));
+      this.cursor = 0;
+      this.through = until;
+    }
+    return this.buffer[this.cursor];
+  }
+
+  take(): Date {
+    const slot = this.peek()!;
+    this.cursor++;
+    return slot;
+  }
+}
+
+const SLOT_WINDOW_MS = 6 * 3_600_000;
