@@ -38,6 +38,7 @@ export function renderChart(input: ChartInput): string {
   const low = Decimal.min(...prices);
   const high = Decimal.max(...prices);
   const priceRange = high.minus(low).isZero() ? new Decimal(1) : high.minus(low);
+  // Only pixel positions become numbers: the money is scaled as a Decimal to a share of the plot first.
   const y = (price: Decimal) =>
     TOP + PLOT_H - price.minus(low).dividedBy(priceRange).times(PLOT_H).toNumber();
 
