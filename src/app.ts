@@ -215,7 +215,7 @@ export class App {
       registerReportRoutes(ops, { database, client, timeZone: settings.reports.timezone });
     this.onStop('ops listener', () => ops.close());
     const consoleStore = openConsoleStore(database, clock);
-    registerConsole(ops, { database, store: consoleStore, clock, logger });
+    registerConsole(ops, { database, store: consoleStore, clock, logger, client, metrics });
     // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
     const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
     if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());

@@ -4,10 +4,10 @@
  * what needs a person (unsure cycles, halted strategies, discrepancies).
  */
 import { html } from 'hono/html';
-import { type Cycle, SETTLEMENT_STATUSES, type SettlementStatus } from '../db/index.js';
+import { type ConsoleSession, type Cycle, SETTLEMENT_STATUSES, type SettlementStatus } from '../db/index.js';
 import { cumulativeSpendChart, priceChart } from './charts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
-import { actionButton, type Html, instant, money, stateBadge, table } from './layout.js';
+import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
 import { allows } from './permissions.js';
 import { nextSlotOf, spendOf, viewOf } from './strategy-config.js';
 
@@ -194,27 +194,41 @@ ${table(
 ${next ? html`<p><a href="${next}">Older orders →</a></p>` : ''}`;
 }
 
-const cycleRow = (cycle: Cycle, action: Html | string) =>
-  html`<tr><td><a href="/cycles/${cycle.id}">${cycle.id}</a></td><td>${cycle.strategy}</td><td>${instant(cycle.slot)}</td><td>${stateBadge(cycle.state)} ${cycle.reasonCode ?? ''} ${cycle.errorMessage ?? ''}</td><td>${action}</td></tr>`;
+const cycleCells = (cycle: Cycle) =>
+  html`<td><a href="/cycles/${cycle.id}">${cycle.id}</a></td><td>${cycle.strategy}</td><td>${instant(cycle.slot)}</td>`;
 
-export async function attentionPage({ database }: ConsoleContext, { session }: PageRequest): Promise<Html> {
-  const [unsure, halted, flagged] = await Promise.all([
+/** The operator's two decisions on an unsure cycle, as `treasury-bot resolve` takes them. */
+function resolveForms(session: ConsoleSession, cycle: Cycle): Html {
+  return html`<form method="post" action="/cycles/${cycle.id}/adopt" class="inline">${csrfField(session)}<input type="hidden" name="back" value="/attention">
+<label>Service order <input name="order" required pattern="[A-Za-z0-9_-]{1,64}" size="14" aria-label="service order id of cycle ${cycle.id}"></label>
+<button type="submit">Adopt order</button></form>
+${actionButton(session, `/cycles/${cycle.id}/not-placed`, 'Declare not placed', '/attention')}`;
+}
+
+/** Orders the service has that no cycle of ours placed: at most this many of the newest. */
+const EXTERNAL_SHOWN = 50;
+
+export async function attentionPage(
+  { database, store }: ConsoleContext,
+  { session }: PageRequest,
+): Promise<Html> {
+  const [unsure, halted, flagged, external] = await Promise.all([
     database.cycles.listByState('unsure', 200),
     database.strategies.listHalted(),
     database.cycles.listWithDiscrepancy(100),
+    store.reads.listOrders({ origin: 'external', limit: EXTERNAL_SHOWN }),
   ]);
   const canOperate = allows(session.person.role, 'operate');
   return html`<h2>Unsure cycles</h2>
-<p>The worker could not tell whether these orders were placed. If the service has the order, adopt it with <code>treasury-bot resolve CYCLE_ID --order SERVICE_ORDER_ID</code>; if you checked that it has none, declare it not placed here.</p>
+<p>The worker could not tell whether these orders were placed. If the service has the cycle's order (an
+external order below, or one named in its strategy's halt reason), adopt it by the service's order id: it is
+read from the service and recorded as this cycle's. If you checked that the service has none, declare it not
+placed. Each decision goes to the audit log with your name.</p>
 ${table(
-  ['Cycle', 'Strategy', 'Slot', 'State', ''],
-  unsure.map((c) =>
-    cycleRow(
-      c,
-      canOperate
-        ? actionButton(session, `/cycles/${c.id}/not-placed`, 'Declare not placed', '/attention')
-        : '',
-    ),
+  ['Cycle', 'Strategy', 'Slot', 'Quote', 'Amount', 'State', ''],
+  unsure.map(
+    (c) =>
+      html`<tr>${cycleCells(c)}<td><code>${c.quoteId ?? '—'}</code></td><td class="num">${money(c.amount)}</td><td>${stateBadge(c.state)} ${c.reasonCode ?? ''} ${c.errorMessage ?? ''}</td><td>${canOperate ? resolveForms(session, c) : ''}</td></tr>`,
   ),
   'No unsure cycle.',
 )}
@@ -228,9 +242,32 @@ ${table(
   'No halted strategy.',
 )}
 <h2>Discrepancies</h2>
+<p>Orders of ours that the service reports with figures other than asked and quoted. They are recorded as the
+service has them, and their strategy is halted until someone resumes it.</p>
 ${table(
-  ['Cycle', 'Strategy', 'Slot', 'State', ''],
-  flagged.map((c) => cycleRow(c, '')),
+  ['Cycle', 'Strategy', 'Slot', 'Order', 'Field', 'Expected', 'Service says'],
+  flagged.map(
+    (c) =>
+      html`<tr>${cycleCells(c)}<td><code>${c.serviceOrderId ?? '—'}</code></td>${differenceCells(c)}</tr>`,
+  ),
   'No discrepancy.',
+)}
+<h2>External orders</h2>
+<p>Orders the service has that no cycle placed (by hand, or by another system on the account), booked as
+external so that the books hold every order. An unsure cycle's own order, once adopted above, leaves this list.</p>
+${table(
+  ['Order', 'When', 'Symbol', 'Amount', 'Price', 'State'],
+  external.map(
+    (o) =>
+      html`<tr><td><code>${o.serviceOrderId}</code></td><td>${instant(o.serviceTimestamp)}</td><td>${o.symbol}</td><td class="num">${money(o.amount)}</td><td class="num">${o.price.toString()}</td><td>${stateBadge(o.status)}</td></tr>`,
+  ),
+  'No external order.',
 )}`;
+}
+
+function differenceCells(cycle: Cycle): Html {
+  const differences = cycle.discrepancy ?? [];
+  const column = (pick: (d: (typeof differences)[number]) => string) =>
+    html`<td>${differences.map((d) => html`${pick(d)}<br>`)}</td>`;
+  return html`${column((d) => d.field)}${column((d) => d.expected)}${column((d) => d.got)}`;
 }

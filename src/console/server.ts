@@ -11,7 +11,9 @@ import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
+import { PurchaseApiError } from '../api/index.js';
 import { ConsoleActionError, PeopleError } from '../db/index.js';
+import { OperatorActionError } from '../engine/index.js';
 import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
 import { auditPage, loginPage, usersPage } from './admin-pages.js';
 import type { ConsoleContext, PageRequest } from './context.js';
@@ -222,7 +224,19 @@ async function renderError(
     return show(error.status, error.message);
   }
   if (error instanceof PageNotFound) return show(404, error.message);
-  if (error instanceof ConsoleActionError || error instanceof PeopleError) return show(409, error.message);
+  if (
+    error instanceof ConsoleActionError ||
+    error instanceof OperatorActionError ||
+    error instanceof PeopleError
+  )
+    return show(409, error.message);
+  // Adopting an order reads it from the service first: its refusal (no such order) or its outage, said plainly.
+  if (error instanceof PurchaseApiError) {
+    return show(
+      error.code === 'API_NOT_FOUND' ? 409 : 502,
+      `The purchase service answered ${error.code}: ${error.message}`,
+    );
+  }
   if (error instanceof ConsoleInputError) return show(400, error.message);
   const status = (error as { statusCode?: unknown }).statusCode;
   if (status === 429) return show(429, 'Too many login attempts from this address: wait a minute.');

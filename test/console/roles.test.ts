@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_ACTIONS } from '../../src/console/actions.js';
 import { allows } from '../../src/console/permissions.js';
 import { ROLES, type Role } from '../../src/db/index.js';
+import { Decimal } from '../../src/money.js';
 import { type ConsoleClient, loggedIn, PASSWORD, type RunningConsole, startTestConsole } from './support.js';
 
 const STRATEGY = 'role-dca';
@@ -40,6 +41,12 @@ describe('console roles × actions', () => {
         return { path: path.replace(':name', STRATEGY), form: {} };
       case '/cycles/:id/not-placed':
         return { path: path.replace(':id', String(await unsureCycle())), form: {} };
+      case '/cycles/:id/adopt': {
+        // An order the service has and we do not: placed at the sandbox by hand.
+        const quote = await console.client.getQuote({ symbol: 'USDTBRL', amount: new Decimal('100.00') });
+        const order = await console.client.createOrder({ quoteId: quote.quoteId });
+        return { path: path.replace(':id', String(await unsureCycle())), form: { order: order.id } };
+      }
       case '/users':
         return {
           path,
@@ -81,6 +88,7 @@ describe('console roles × actions', () => {
       '/strategies/:name/pause',
       '/strategies/:name/resume',
       '/cycles/:id/not-placed',
+      '/cycles/:id/adopt',
       '/users',
       '/users/:name/disable',
     ]);

@@ -33,6 +33,7 @@ export type AuditAction =
   | 'strategy.pause'
   | 'strategy.resume'
   | 'cycle.reconcile'
+  | 'cycle.adopt_order'
   | 'user.add'
   | 'user.disable'
   | 'user.password'

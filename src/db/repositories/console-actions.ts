@@ -1,7 +1,8 @@
 /**
  * What a person does from the web console, each action and its audit row in one transaction: the kill
- * switch, pausing and resuming one strategy (the halt the engine already honours), and settling an unsure
- * cycle as "not placed". The same refusals as the command line apply (operator-actions.ts in the engine).
+ * switch, pausing and resuming one strategy (the halt the engine already honours). The same refusals as the
+ * command line apply (operator-actions.ts in the engine); settling an unsure cycle is the engine's own
+ * operation (resolveUnsureCycle), which writes its audit row itself.
  */
 import { and, count, eq } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
@@ -12,11 +13,7 @@ import { createControlRepository } from './control.js';
 import type { Outbox } from './notification-events.js';
 import { createStrategiesRepository } from './strategies.js';
 
-export type ConsoleActionErrorCode =
-  | 'STRATEGY_NOT_FOUND'
-  | 'STRATEGY_HAS_UNSURE_CYCLES'
-  | 'CYCLE_NOT_FOUND'
-  | 'CYCLE_NOT_UNSURE';
+export type ConsoleActionErrorCode = 'STRATEGY_NOT_FOUND' | 'STRATEGY_HAS_UNSURE_CYCLES';
 
 export class ConsoleActionError extends Error {
   override readonly name = 'ConsoleActionError';
@@ -28,17 +25,12 @@ export class ConsoleActionError extends Error {
   }
 }
 
-/** The reason code of a cycle settled by hand (the engine's OPERATOR_REASON). */
-const OPERATOR_REASON = 'operator_resolved';
-
 export interface ConsoleActions {
   pauseAll(actor: string, reason: string | null): Promise<ControlState>;
   resumeAll(actor: string): Promise<ControlState>;
   pauseStrategy(name: string, actor: string, reason: string | null): Promise<StrategyRecord>;
   /** Refused while the strategy has unsure cycles: each must be settled first. */
   resumeStrategy(name: string, actor: string): Promise<StrategyRecord>;
-  /** Settles an unsure cycle as "no order was placed". */
-  declareNotPlaced(cycleId: number, actor: string): Promise<void>;
 }
 
 /** `outbox`: the notifications the engine's repositories write with the same facts (kill switch, halts). */
@@ -113,45 +105,6 @@ export function createConsoleActions(db: DrizzleHandle, clock: () => Date, outbo
           clock(),
         );
         return after;
-      }),
-
-    declareNotPlaced: (cycleId, actor) =>
-      db.transaction(async (transaction) => {
-        const [found] = await transaction
-          .select({ state: cycles.state, strategy: cycles.strategy })
-          .from(cycles)
-          .where(eq(cycles.id, cycleId));
-        if (!found) throw new ConsoleActionError('CYCLE_NOT_FOUND', `no cycle with id ${cycleId}`);
-        const now = clock();
-        const moved = await transaction
-          .update(cycles)
-          .set({
-            state: 'not_placed',
-            reasonCode: OPERATOR_REASON,
-            updatedAt: now,
-            finishedAt: now,
-            leaseOwner: null,
-            leaseUntil: null,
-          })
-          .where(and(eq(cycles.id, cycleId), eq(cycles.state, 'unsure')))
-          .returning({ id: cycles.id });
-        if (moved.length === 0) {
-          throw new ConsoleActionError(
-            'CYCLE_NOT_UNSURE',
-            `cycle ${cycleId} is '${found.state}', not unsure: nothing to settle`,
-          );
-        }
-        await appendAudit(
-          transaction,
-          {
-            actor,
-            action: 'cycle.reconcile',
-            subject: `cycle:${cycleId}`,
-            before: { state: 'unsure', strategy: found.strategy },
-            after: { state: 'not_placed', reasonCode: OPERATOR_REASON },
-          },
-          now,
-        );
       }),
   };
 }

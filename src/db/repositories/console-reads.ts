@@ -3,18 +3,19 @@
  * index and is bounded (a page of rows, or one strategy's month), so a page costs the same with a few
  * cycles as with hundreds of thousands.
  */
-import { and, count, desc, eq, gte, inArray, lt, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
 import type { DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
 import { cycles, orders, strategies } from '../schema.js';
-import type { Cycle, CycleState, OrderRecord, SettlementStatus } from '../types.js';
+import type { Cycle, CycleState, OrderOrigin, OrderRecord, SettlementStatus } from '../types.js';
 import { toCycle } from './cycle-rows.js';
 import { toOrder } from './order-rows.js';
 
 export interface OrderFilter {
   strategy?: string;
   status?: SettlementStatus;
+  origin?: OrderOrigin;
   from?: Date;
   until?: Date;
   /** Keyset paging: orders with a smaller id than this one (the last of the previous page). */
@@ -72,7 +73,7 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
       return new Map(rows.map((row) => [row.strategy, toCycle(row)]));
     },
 
-    async listOrders({ strategy, status, from, until, beforeId, limit }) {
+    async listOrders({ strategy, status, origin, from, until, beforeId, limit }) {
       const rows = await db
         .select({ order: orders, strategy: cycles.strategy })
         .from(orders)
@@ -81,6 +82,13 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
           and(
             strategy === undefined ? undefined : eq(cycles.strategy, strategy),
             status === undefined ? undefined : eq(orders.status, status),
+            // External rows are exactly those without a cycle (a cycle that adopts one makes it its own),
+            // and orders_cycle_idx finds them without walking the orders of every cycle.
+            origin === undefined
+              ? undefined
+              : origin === 'external'
+                ? isNull(orders.cycleId)
+                : isNotNull(orders.cycleId),
             from === undefined ? undefined : gte(orders.serviceTimestamp, from),
             until === undefined ? undefined : lt(orders.serviceTimestamp, until),
             beforeId === undefined ? undefined : lt(orders.id, beforeId),
