@@ -5,6 +5,7 @@
  */
 import { html } from 'hono/html';
 import { type ConsoleSession, type Cycle, SETTLEMENT_STATUSES, type SettlementStatus } from '../db/index.js';
+import { ConsoleInputError } from './actions.js';
 import { cumulativeSpendChart, priceChart } from './charts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
@@ -132,21 +133,40 @@ ${table(
 
 const STATUS_SET = new Set<string>(SETTLEMENT_STATUSES);
 
-function dateParam(text: string | undefined): Date | undefined {
+function dateParam(field: string, text: string | undefined): Date | undefined {
   if (!text) return undefined;
   const at = new Date(text);
-  return Number.isNaN(at.getTime()) ? undefined : at;
+  if (Number.isNaN(at.getTime()))
+    throw new ConsoleInputError(`${field}: "${text}" is not a date (2026-03-01)`);
+  return at;
+}
+
+/**
+ * The orders page's filters, read the same way for the page and for its CSV download; a value that is not
+ * one is refused (a download must not quietly widen to every order).
+ */
+export function orderFiltersOf(query: Record<string, string | undefined>) {
+  if (query.status && !STATUS_SET.has(query.status)) {
+    throw new ConsoleInputError(`status: "${query.status}" is not one of ${SETTLEMENT_STATUSES.join(', ')}`);
+  }
+  const from = dateParam('from', query.from);
+  const until = dateParam('until', query.until);
+  if (from && until && from.getTime() >= until.getTime()) {
+    throw new ConsoleInputError(`from (${query.from}) must be before until (${query.until})`);
+  }
+  return {
+    strategy: query.strategy || undefined,
+    status: (query.status || undefined) as SettlementStatus | undefined,
+    from,
+    until,
+  };
 }
 
 export async function ordersPage(
   { database, store, clock }: ConsoleContext,
   { query }: PageRequest,
 ): Promise<Html> {
-  const strategy = query.strategy || undefined;
-  const status =
-    query.status && STATUS_SET.has(query.status) ? (query.status as SettlementStatus) : undefined;
-  const from = dateParam(query.from);
-  const until = dateParam(query.until);
+  const { strategy, status, from, until } = orderFiltersOf(query);
   const beforeId = query.before && /^\d{1,15}$/.test(query.before) ? Number(query.before) : undefined;
   const [rows, strategies] = await Promise.all([
     store.reads.listOrders({ strategy, status, from, until, beforeId, limit: ORDERS_PAGE_SIZE }),
@@ -178,6 +198,7 @@ export async function ordersPage(
 <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
 <label>Until <input type="date" name="until" value="${query.until ?? ''}"></label>
 <button type="submit">Filter</button></form>
+<p><a href="/orders.csv${keep.size > 0 ? `?${keep.toString()}` : ''}" download>Download every order matching these filters (CSV)</a>: the ledger file of <code>treasury-bot export orders</code>, all pages.</p>
 <h2>Price paid per order (this page)</h2>
 ${priceChart(rows.map((o) => ({ at: o.serviceTimestamp, price: o.price })))}
 ${spendChart}
