@@ -3,7 +3,7 @@
  * index and is bounded (a page of rows, or one strategy's month), so a page costs the same with a few
  * cycles as with hundreds of thousands.
  */
-import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
 import type { DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
@@ -32,9 +32,24 @@ export interface SpendPoint {
   cost: Decimal;
 }
 
+/** What the alert conditions on the records count (src/console/firing-alerts.ts). */
+export interface AlertCounts {
+  /** Cycles unsure since at least the instant. */
+  unsureSince: number;
+  /** Orders of ours recorded with a discrepancy since the instant. */
+  discrepanciesSince: number;
+  /** Open orders flagged stuck since at least the instant. */
+  stuckSince: number;
+}
+
 export interface ConsoleReads {
   /** Cycles claimed since the instant, by state. */
   countByStateSince(since: Date): Promise<Map<CycleState, number>>;
+  alertCounts(bounds: {
+    unsureBefore: Date;
+    discrepancySince: Date;
+    stuckBefore: Date;
+  }): Promise<AlertCounts>;
   /** The newest cycle of each strategy named. */
   lastCycles(strategies: readonly string[]): Promise<Map<string, Cycle>>;
   listOrders(filter: OrderFilter): Promise<OrderListed[]>;
@@ -51,6 +66,36 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
         .where(gte(cycles.claimedAt, since))
         .groupBy(cycles.state);
       return new Map(rows.map((row) => [row.state as CycleState, row.n]));
+    },
+
+    async alertCounts({ unsureBefore, discrepancySince, stuckBefore }) {
+      // Each walks an index: cycles_state_idx (state, updated_at) for the first two, since a discrepancy is
+      // only ever recorded with the move to placed, and orders_due_idx (open orders only) for the third.
+      const [unsure, discrepancies, stuck] = await Promise.all([
+        db
+          .select({ n: count() })
+          .from(cycles)
+          .where(and(eq(cycles.state, 'unsure'), lte(cycles.updatedAt, unsureBefore))),
+        db
+          .select({ n: count() })
+          .from(cycles)
+          .where(
+            and(
+              eq(cycles.state, 'placed'),
+              gte(cycles.updatedAt, discrepancySince),
+              isNotNull(cycles.discrepancy),
+            ),
+          ),
+        db
+          .select({ n: count() })
+          .from(orders)
+          .where(and(isNull(orders.settledAt), lte(orders.stuckFlaggedAt, stuckBefore))),
+      ]);
+      return {
+        unsureSince: unsure[0]?.n ?? 0,
+        discrepanciesSince: discrepancies[0]?.n ?? 0,
+        stuckSince: stuck[0]?.n ?? 0,
+      };
     },
 
     async lastCycles(names) {
