@@ -130,7 +130,16 @@ describe('console roles × actions', () => {
 
   it.each(ROLES)('pages a %s may read', async (role) => {
     const client = clients.get(role)!;
-    for (const path of ['/', '/strategies', '/orders', '/attention', '/live']) {
+    const cycle = await unsureCycle();
+    for (const path of [
+      '/',
+      '/strategies',
+      '/orders',
+      '/orders.csv',
+      '/attention',
+      '/live',
+      `/cycles/${cycle}`,
+    ]) {
       expect((await client.get(path)).status, path).toBe(200);
     }
     for (const path of ['/audit', '/users']) {
