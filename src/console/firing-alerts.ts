@@ -181,9 +181,12 @@ export function alertsPanel({ verdicts }: AlertsNow): Html {
   const firing = verdicts.flatMap(({ rule, verdict }) =>
     'firing' in verdict ? verdict.firing.map((line) => ({ rule, line })) : [],
   );
-  const unknown = verdicts.flatMap(({ rule, verdict }) =>
-    'unknown' in verdict ? [{ rule, why: verdict.unknown }] : [],
-  );
+  // Grouped by reason: in the console alone most of the rules share one.
+  const unknown = new Map<string, string[]>();
+  for (const { rule, verdict } of verdicts) {
+    if ('unknown' in verdict)
+      unknown.set(verdict.unknown, [...(unknown.get(verdict.unknown) ?? []), rule.alert]);
+  }
   return html`${table(
     ['Severity', 'Alert', 'What'],
     firing.map(
@@ -192,5 +195,5 @@ export function alertsPanel({ verdicts }: AlertsNow): Html {
     ),
     'No alert fires now.',
   )}
-${unknown.length > 0 ? html`<p class="empty">Not evaluated here: ${unknown.map(({ rule, why }, index) => html`${index > 0 ? '; ' : ''}${rule.alert} (${why})`)}.</p>` : ''}`;
+${[...unknown].map(([why, alerts]) => html`<p class="empty">Not evaluated here (${why}): ${alerts.join(', ')}.</p>`)}`;
 }

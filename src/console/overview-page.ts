@@ -45,7 +45,7 @@ export async function liveOverview(context: ConsoleContext, { session }: PageReq
     .filter((s) => s.view.minCreditAvailable || s.view.maxCreditUsedPct)
     .map(
       (s) =>
-        html`<li>${s.view.record.name}: ${s.view.minCreditAvailable ? html`needs at least ${money(s.view.minCreditAvailable)} available` : ''}${s.view.maxCreditUsedPct ? html` at most ${s.view.maxCreditUsedPct.toString()}% used` : ''}</li>`,
+        html`<li>${s.view.record.name}: ${s.view.minCreditAvailable ? html`needs at least ${money(s.view.minCreditAvailable)} available` : ''}${s.view.maxCreditUsedPct ? html`${s.view.minCreditAvailable ? ',' : ''} at most ${s.view.maxCreditUsedPct.toString()}% used` : ''}</li>`,
     );
   return html`${killSwitch}
 <h2>Alerts that fire now</h2>
