@@ -108,6 +108,18 @@ export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
     },
   },
   {
+    path: '/orders/:id/acknowledge',
+    permission: 'operate',
+    async run({ store }, session, params, body) {
+      const serviceOrderId = serviceOrderIdOf(params.id ?? '');
+      await store.actions.acknowledgeExternalOrder(
+        serviceOrderId,
+        session.person.name,
+        text(body, 'note') || null,
+      );
+    },
+  },
+  {
     path: '/users',
     permission: 'administer',
     async run({ store }, session, _params, body) {

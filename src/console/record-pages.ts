@@ -240,6 +240,14 @@ export async function attentionPage(
     store.reads.listOrders({ origin: 'external', limit: EXTERNAL_SHOWN }),
   ]);
   const canOperate = allows(session.person.role, 'operate');
+  const acknowledged = await store.reads.acknowledgements(external.map((o) => o.serviceOrderId));
+  const acknowledgement = (serviceOrderId: string) => {
+    const done = acknowledged.get(serviceOrderId);
+    if (done) return html`acknowledged by ${done.actor}, ${instant(done.at)}`;
+    if (!canOperate) return html`<strong>not acknowledged</strong>`;
+    return html`<form method="post" action="/orders/${encodeURIComponent(serviceOrderId)}/acknowledge" class="inline">${csrfField(session)}<input type="hidden" name="back" value="/attention">
+<input name="note" maxlength="500" size="18" placeholder="whose order (optional)" aria-label="note on order ${serviceOrderId}"><button type="submit">Acknowledge</button></form>`;
+  };
   return html`<h2>Unsure cycles</h2>
 <p>The worker could not tell whether these orders were placed. If the service has the cycle's order (an
 external order below, or one named in its strategy's halt reason), adopt it by the service's order id: it is
@@ -275,12 +283,13 @@ ${table(
 )}
 <h2>External orders</h2>
 <p>Orders the service has that no cycle placed (by hand, or by another system on the account), booked as
-external so that the books hold every order. An unsure cycle's own order, once adopted above, leaves this list.</p>
+external so that the books hold every order. If one is an unsure cycle's, adopt it above (it then leaves this
+list); if it is known to you, acknowledge it (the audit log keeps who and when).</p>
 ${table(
-  ['Order', 'When', 'Symbol', 'Amount', 'Price', 'State'],
+  ['Order', 'When', 'Symbol', 'Amount', 'Price', 'State', ''],
   external.map(
     (o) =>
-      html`<tr><td><code>${o.serviceOrderId}</code></td><td>${instant(o.serviceTimestamp)}</td><td>${o.symbol}</td><td class="num">${money(o.amount)}</td><td class="num">${o.price.toString()}</td><td>${stateBadge(o.status)}</td></tr>`,
+      html`<tr><td><code>${o.serviceOrderId}</code></td><td>${instant(o.serviceTimestamp)}</td><td>${o.symbol}</td><td class="num">${money(o.amount)}</td><td class="num">${o.price.toString()}</td><td>${stateBadge(o.status)}</td><td>${acknowledgement(o.serviceOrderId)}</td></tr>`,
   ),
   'No external order.',
 )}`;

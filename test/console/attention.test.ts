@@ -175,4 +175,63 @@ describe('console attention: adopt an order', () => {
       await server.close();
     }
   });
+
+  describe('external orders', () => {
+    async function external(id: string) {
+      await console.test.database.orders.recordExternal({
+        id,
+        symbol: 'USDTBRL',
+        amount: new Decimal('500.00'),
+        price: new Decimal('5.41'),
+        side: 'buy',
+        timestamp: new Date(),
+      });
+    }
+    async function acknowledge(id: string, note = '') {
+      return operator.post(`/orders/${id}/acknowledge`, {
+        _csrf: await operator.csrfFrom('/attention'),
+        note,
+        back: '/attention',
+      });
+    }
+
+    it('acknowledges an external order once, audited with the note, and shows who did it', async () => {
+      await external('EXT-ACK-1');
+      const viewer = await loggedIn(console, 'viewer');
+      const unseen = (await viewer.get('/attention')).body;
+      expect(unseen).toMatch(/EXT-ACK-1<\/code>.*<strong>not acknowledged<\/strong>/s);
+      expect(unseen).not.toContain('/orders/EXT-ACK-1/acknowledge');
+      expect((await operator.get('/attention')).body).toContain('action="/orders/EXT-ACK-1/acknowledge"');
+
+      expect((await acknowledge('EXT-ACK-1', 'placed by hand at the desk')).status).toBe(303);
+      const [entry] = await console.store.audit.list({ limit: 1 });
+      expect(entry).toMatchObject({
+        actor: 'operator',
+        action: 'order.acknowledge',
+        subject: 'order:EXT-ACK-1',
+        before: { origin: 'external', symbol: 'USDTBRL', amount: '500', price: '5.41' },
+        after: { acknowledged: true, note: 'placed by hand at the desk' },
+      });
+      expect((await viewer.get('/attention')).body).toMatch(/EXT-ACK-1<\/code>.*acknowledged by operator/s);
+
+      const again = await acknowledge('EXT-ACK-1');
+      expect(again.status).toBe(409);
+      expect(again.body).toContain('order EXT-ACK-1 was acknowledged by operator at');
+      expect(await lastAuditId()).toBe(entry!.id);
+    });
+
+    it('refuses an order of a cycle and an order nobody recorded (409), writing nothing', async () => {
+      const id = await unsureCycle();
+      const orderId = await orderAtService();
+      expect((await adopt(id, orderId)).status).toBe(303);
+      const before = await lastAuditId();
+      const ours = await acknowledge(orderId);
+      expect(ours.status).toBe(409);
+      expect(ours.body).toContain(`order ${orderId} is cycle ${id}&#39;s, not external`);
+      const unknown = await acknowledge('NO-SUCH-ORDER');
+      expect(unknown.status).toBe(409);
+      expect(unknown.body).toContain('no order NO-SUCH-ORDER is recorded');
+      expect(await lastAuditId()).toBe(before);
+    });
+  });
 });

@@ -47,6 +47,18 @@ describe('console roles × actions', () => {
         const order = await console.client.createOrder({ quoteId: quote.quoteId });
         return { path: path.replace(':id', String(await unsureCycle())), form: { order: order.id } };
       }
+      case '/orders/:id/acknowledge': {
+        const id = `EXTERNAL-${role}-${slotSeconds++}`;
+        await console.test.database.orders.recordExternal({
+          id,
+          symbol: 'USDTBRL',
+          amount: new Decimal('100.00'),
+          price: new Decimal('5.40'),
+          side: 'buy',
+          timestamp: new Date(),
+        });
+        return { path: path.replace(':id', id), form: { note: 'placed by the desk' } };
+      }
       case '/users':
         return {
           path,
@@ -89,6 +101,7 @@ describe('console roles × actions', () => {
       '/strategies/:name/resume',
       '/cycles/:id/not-placed',
       '/cycles/:id/adopt',
+      '/orders/:id/acknowledge',
       '/users',
       '/users/:name/disable',
     ]);

@@ -34,6 +34,7 @@ export type AuditAction =
   | 'strategy.resume'
   | 'cycle.reconcile'
   | 'cycle.adopt_order'
+  | 'order.acknowledge'
   | 'user.add'
   | 'user.disable'
   | 'user.password'

@@ -1,19 +1,27 @@
 /**
  * What a person does from the web console, each action and its audit row in one transaction: the kill
- * switch, pausing and resuming one strategy (the halt the engine already honours). The same refusals as the
- * command line apply (operator-actions.ts in the engine); settling an unsure cycle is the engine's own
- * operation (resolveUnsureCycle), which writes its audit row itself.
+ * switch, pausing and resuming one strategy (the halt the engine already honours), and acknowledging an
+ * external order. The same refusals as the command line apply (operator-actions.ts in the engine); settling
+ * an unsure cycle is the engine's own operation (resolveUnsureCycle), which writes its audit row itself.
  */
 import { and, count, eq } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
-import { cycles } from '../schema.js';
+import { auditLog, cycles, orders } from '../schema.js';
 import type { ControlState, CycleState, StrategyRecord } from '../types.js';
 import { appendAudit } from './audit.js';
 import { createControlRepository } from './control.js';
 import type { Outbox } from './notification-events.js';
 import { createStrategiesRepository } from './strategies.js';
 
-export type ConsoleActionErrorCode = 'STRATEGY_NOT_FOUND' | 'STRATEGY_HAS_UNSURE_CYCLES';
+export type ConsoleActionErrorCode =
+  | 'STRATEGY_NOT_FOUND'
+  | 'STRATEGY_HAS_UNSURE_CYCLES'
+  | 'ORDER_NOT_FOUND'
+  | 'ORDER_NOT_EXTERNAL'
+  | 'ORDER_ALREADY_ACKNOWLEDGED';
+
+/** The audit subject of an order, by the service's id: what acknowledgements are found by. */
+export const orderSubject = (serviceOrderId: string) => `order:${serviceOrderId}`;
 
 export class ConsoleActionError extends Error {
   override readonly name = 'ConsoleActionError';
@@ -31,6 +39,12 @@ export interface ConsoleActions {
   pauseStrategy(name: string, actor: string, reason: string | null): Promise<StrategyRecord>;
   /** Refused while the strategy has unsure cycles: each must be settled first. */
   resumeStrategy(name: string, actor: string): Promise<StrategyRecord>;
+  /**
+   * A person's word that an external order (at the service, placed by no cycle) is known to them: placed by
+   * hand, say. The order stays booked as it is; the audit row is the acknowledgement (the Attention page
+   * reads it back), written once.
+   */
+  acknowledgeExternalOrder(serviceOrderId: string, actor: string, note: string | null): Promise<void>;
 }
 
 /** `outbox`: the notifications the engine's repositories write with the same facts (kill switch, halts). */
@@ -105,6 +119,56 @@ export function createConsoleActions(db: DrizzleHandle, clock: () => Date, outbo
           clock(),
         );
         return after;
+      }),
+
+    acknowledgeExternalOrder: (serviceOrderId, actor, note) =>
+      db.transaction(async (transaction) => {
+        // Locked, so that two people acknowledging at once write one row, and a cycle adopting the order
+        // meanwhile is seen.
+        const [order] = await transaction
+          .select({
+            cycleId: orders.cycleId,
+            symbol: orders.symbol,
+            amount: orders.amount,
+            price: orders.price,
+            placedAt: orders.serviceTimestamp,
+          })
+          .from(orders)
+          .where(eq(orders.serviceOrderId, serviceOrderId))
+          .for('update');
+        if (!order) {
+          throw new ConsoleActionError('ORDER_NOT_FOUND', `no order ${serviceOrderId} is recorded`);
+        }
+        if (order.cycleId !== null) {
+          throw new ConsoleActionError(
+            'ORDER_NOT_EXTERNAL',
+            `order ${serviceOrderId} is cycle ${order.cycleId}'s, not external: nothing to acknowledge`,
+          );
+        }
+        const subject = orderSubject(serviceOrderId);
+        const [earlier] = await transaction
+          .select({ actor: auditLog.actor, at: auditLog.at })
+          .from(auditLog)
+          .where(and(eq(auditLog.action, 'order.acknowledge'), eq(auditLog.subject, subject)))
+          .limit(1);
+        if (earlier) {
+          throw new ConsoleActionError(
+            'ORDER_ALREADY_ACKNOWLEDGED',
+            `order ${serviceOrderId} was acknowledged by ${earlier.actor} at ${earlier.at.toISOString()}`,
+          );
+        }
+        const { cycleId: _none, ...figures } = order;
+        await appendAudit(
+          transaction,
+          {
+            actor,
+            action: 'order.acknowledge',
+            subject,
+            before: { origin: 'external', ...figures },
+            after: { acknowledged: true, note },
+          },
+          clock(),
+        );
       }),
   };
 }

@@ -7,8 +7,9 @@ import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, sql } f
 import { Decimal } from '../../money.js';
 import type { DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
-import { cycles, orders, strategies } from '../schema.js';
+import { auditLog, cycles, orders, strategies } from '../schema.js';
 import type { Cycle, CycleState, OrderOrigin, OrderRecord, SettlementStatus } from '../types.js';
+import { orderSubject } from './console-actions.js';
 import { toCycle } from './cycle-rows.js';
 import { toOrder } from './order-rows.js';
 
@@ -50,6 +51,8 @@ export interface ConsoleReads {
     discrepancySince: Date;
     stuckBefore: Date;
   }): Promise<AlertCounts>;
+  /** Who acknowledged which of these external orders, and when (by the service's order id). */
+  acknowledgements(serviceOrderIds: readonly string[]): Promise<Map<string, { actor: string; at: Date }>>;
   /** The newest cycle of each strategy named. */
   lastCycles(strategies: readonly string[]): Promise<Map<string, Cycle>>;
   listOrders(filter: OrderFilter): Promise<OrderListed[]>;
@@ -96,6 +99,18 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
         discrepanciesSince: discrepancies[0]?.n ?? 0,
         stuckSince: stuck[0]?.n ?? 0,
       };
+    },
+
+    async acknowledgements(serviceOrderIds) {
+      if (serviceOrderIds.length === 0) return new Map();
+      const idOf = new Map(serviceOrderIds.map((id) => [orderSubject(id), id]));
+      const rows = await db
+        .select({ subject: auditLog.subject, actor: auditLog.actor, at: auditLog.at })
+        .from(auditLog)
+        .where(and(eq(auditLog.action, 'order.acknowledge'), inArray(auditLog.subject, [...idOf.keys()])));
+      return new Map(
+        rows.map((row) => [idOf.get(row.subject ?? '') ?? '', { actor: row.actor, at: row.at }]),
+      );
     },
 
     async lastCycles(names) {
