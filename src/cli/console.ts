@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import type { PurchaseClient } from '../api/index.js';
 import { openDatabaseFromSettings } from '../app.js';
-import { createClientFromSettings, loadSettings, planListeners, requireToken } from '../config/index.js';
+import { createClientFromSettings, loadSettings, planListeners } from '../config/index.js';
 import { registerConsole } from '../console/server.js';
 import { type Database, openConsoleStore } from '../db/index.js';
 import { handleSignals } from '../engine/index.js';
@@ -32,9 +32,12 @@ async function runConsole(): Promise<void> {
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
     server.get('/healthz', async () => ({ status: 'ok' }));
     const clock = () => new Date();
-    const { url } = settings.api;
-    if (url !== undefined)
-      client = createClientFromSettings(settings, { baseUrl: url, token: requireToken(settings) });
+    const { url, token } = settings.api;
+    // Reading pages needs no service: a URL without its token only turns adopting off, said once here.
+    if (url !== undefined && token !== undefined)
+      client = createClientFromSettings(settings, { baseUrl: url, token });
+    else if (url !== undefined)
+      logger.warn('TREASURY_API_URL is set without a token: adopting orders from the console is off');
     registerConsole(server, {
       database,
       store: openConsoleStore(database, clock),

@@ -96,7 +96,7 @@ export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
       const serviceOrderId = serviceOrderIdOf(text(body, 'order'));
       if (!client) {
         throw new ConsoleInputError(
-          'adopting an order reads it from the purchase service, and this console has none: use the console of `treasury-bot run`, or set TREASURY_API_URL for `treasury-bot console`',
+          'adopting an order reads it from the purchase service, and this console has none: use the console of `treasury-bot run`, or set TREASURY_API_URL and its token for `treasury-bot console`',
         );
       }
       await resolveUnsureCycle(

@@ -169,7 +169,7 @@ describe('console attention: adopt an order', () => {
         order: await orderAtService(),
       });
       expect(answer.status).toBe(400);
-      expect(answer.body).toContain('set TREASURY_API_URL for `treasury-bot console`');
+      expect(answer.body).toContain('set TREASURY_API_URL and its token for `treasury-bot console`');
       expect((await database.cycles.get(id))?.state).toBe('unsure');
     } finally {
       await server.close();
