@@ -30,7 +30,6 @@ const KEEP_MS = Math.max(
 );
 
 export interface ProcessFacts {
-  readonly metrics: Metrics;
   /** When this process started counting (the counters' zero). */
   readonly startedAt: Date;
   /** Takes a reading (the periodic task's run). */
@@ -58,7 +57,6 @@ export function createProcessFacts(metrics: Metrics, clock: () => Date): Process
   }
 
   return {
-    metrics,
     startedAt,
     async sample() {
       const at = clock().getTime();
