@@ -10,6 +10,7 @@ import { App, openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
 import { type Database, describeTarget } from '../db/index.js';
 import { clearStrategyHalt, type ResolveResult, resolveUnsureCycle } from '../engine/index.js';
+import { commandLineActor } from './people.js';
 import { printErrorLine, printJson, printLines, renderRecord } from './terminal.js';
 
 interface ResolveFlags {
@@ -56,7 +57,9 @@ async function runResolve(cycleText: string, flags: ResolveFlags): Promise<void>
     }
     const result =
       flags.order === undefined
-        ? await withDatabase((database) => resolveUnsureCycle({ database }, cycleId, { kind: 'not_placed' }))
+        ? await withDatabase((database) =>
+            resolveUnsureCycle({ database }, cycleId, { kind: 'not_placed' }, commandLineActor()),
+          )
         : await resolveWithService(cycleId, flags.order);
     if (flags.json) printJson(summaryOf(result), []);
     else printLines(describeResolution(result), []);
@@ -78,7 +81,12 @@ async function resolveWithService(cycleId: number, serviceOrderId: string): Prom
     }
     await app.start();
     const { database, client } = app.context;
-    return await resolveUnsureCycle({ database, client }, cycleId, { kind: 'order', serviceOrderId });
+    return await resolveUnsureCycle(
+      { database, client },
+      cycleId,
+      { kind: 'order', serviceOrderId },
+      commandLineActor(),
+    );
   } finally {
     await app.stop();
   }

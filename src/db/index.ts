@@ -25,12 +25,13 @@ export {
   type ExportedOrder,
   type OrderAggregate,
   type OrderCursor,
+  type OrderExportFilter,
   type QuotesSeen,
   type ReportQueries,
   reportQueries,
   type SkipAggregate,
 } from './report-queries.js';
-export type { AuditAction, AuditRecord, AuditRepository } from './repositories/audit.js';
+export type { AuditAction, AuditEntry, AuditRecord, AuditRepository } from './repositories/audit.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export { ConsoleActionError, type ConsoleActions } from './repositories/console-actions.js';
 export type { ConsoleReads, OrderFilter, OrderListed, SpendPoint } from './repositories/console-reads.js';

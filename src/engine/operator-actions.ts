@@ -5,7 +5,7 @@
  * make the records contradict themselves.
  */
 import type { PurchaseClient } from '../api/index.js';
-import type { Cycle, Database, OrderRecord, StrategyRecord } from '../db/index.js';
+import type { AuditEntry, Cycle, Database, OrderRecord, StrategyRecord } from '../db/index.js';
 import type { EngineReason } from './outcomes.js';
 import { toServiceOrder } from './service-orders.js';
 
@@ -41,18 +41,32 @@ export interface ResolveResult {
 /**
  * Settles an unsure cycle. By order: the order is read from the service (so it exists, with its real
  * figures) and recorded like reconciliation's adoption, with the cycle's move to placed in one transaction.
+ * `actor`: the person who decided, written to the audit log in the move's transaction (the console and the
+ * command line both name one).
  */
 export async function resolveUnsureCycle(
   deps: { database: Database; client?: PurchaseClient },
   cycleId: number,
   resolution: Resolution,
+  actor: string,
 ): Promise<ResolveResult> {
   const { database } = deps;
   const cycle = await unsureCycle(database, cycleId);
+  const audit = (after: Record<string, string>): AuditEntry => ({
+    actor,
+    action: resolution.kind === 'order' ? 'cycle.adopt_order' : 'cycle.reconcile',
+    subject: `cycle:${cycle.id}`,
+    before: { state: 'unsure', strategy: cycle.strategy },
+    after: { ...after, reasonCode: OPERATOR_REASON },
+  });
   if (resolution.kind === 'not_placed') {
-    const moved = await database.cycles.transition(cycle.id, 'unsure', 'not_placed', {
-      reasonCode: OPERATOR_REASON,
-    });
+    const moved = await database.cycles.transition(
+      cycle.id,
+      'unsure',
+      'not_placed',
+      { reasonCode: OPERATOR_REASON },
+      { audit: audit({ state: 'not_placed' }) },
+    );
     return { cycle: moved ?? (await movedMeanwhile(database, cycle.id)) };
   }
 
@@ -71,7 +85,7 @@ export async function resolveUnsureCycle(
     cycle.id,
     toServiceOrder(detail),
     { from: 'unsure', reasonCode: OPERATOR_REASON },
-    { source: 'reconcile' },
+    { source: 'reconcile', audit: audit({ state: 'placed', orderId: serviceOrderId }) },
   );
   // Another cycle adopted the order between the check above and the transaction.
   if (recorded.order.cycleId !== cycle.id) throw orderOwnedBy(serviceOrderId, recorded.order.cycleId);

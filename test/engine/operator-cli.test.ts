@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, formatFxRate } from '../../src/api/index.js';
-import { type Database, openMigratedDatabase } from '../../src/db/index.js';
+import { type Database, openConsoleStore, openMigratedDatabase } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -44,7 +44,13 @@ describe('resolve and unhalt', () => {
   beforeAll(async () => {
     sandbox = await startSandbox({ stepMs: 0 });
     const files = await writeWorkerFiles(STRATEGIES, 'engine:\n  reload:\n    watch: false\n');
-    env = { ...files, TREASURY_API_URL: sandbox.url, TREASURY_API_TOKEN: DEMO_TOKEN, LOG_LEVEL: 'info' };
+    env = {
+      ...files,
+      TREASURY_API_URL: sandbox.url,
+      TREASURY_API_TOKEN: DEMO_TOKEN,
+      LOG_LEVEL: 'info',
+      TREASURY_ACTOR: 'ops-oncall',
+    };
     test = await createTestDatabase();
     if (test.url) env.DATABASE_URL = test.url;
     else await test.drop();
@@ -103,6 +109,13 @@ describe('resolve and unhalt', () => {
       const order = await database.orders.getByServiceId(orderIds[0]!);
       expect(order).toMatchObject({ cycleId: first, origin: 'cycle', symbol: 'USDTBRL' });
       expect((await database.orders.history(order!.id)).map((event) => event.source)).toEqual(['reconcile']);
+      const [audited] = await openConsoleStore(database).audit.list({ limit: 1 });
+      expect(audited).toMatchObject({
+        actor: 'ops-oncall',
+        action: 'cycle.adopt_order',
+        subject: `cycle:${first}`,
+        after: { state: 'placed', orderId: orderIds[0] },
+      });
     });
 
     const taken = await runCommand(['resolve', String(second), '--order', orderIds[0]!], env);

@@ -33,6 +33,8 @@ export type AuditAction =
   | 'strategy.pause'
   | 'strategy.resume'
   | 'cycle.reconcile'
+  | 'cycle.adopt_order'
+  | 'order.acknowledge'
   | 'user.add'
   | 'user.disable'
   | 'user.password'

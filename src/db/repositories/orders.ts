@@ -13,6 +13,7 @@ import type {
   SettlementSource,
   TrackingSnapshot,
 } from '../types.js';
+import { type AuditEntry, appendAudit } from './audit.js';
 import { toCycle } from './cycle-rows.js';
 import { NO_OUTBOX, type Outbox, orderPlaced, settlementStuck } from './notification-events.js';
 import { type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
@@ -32,13 +33,14 @@ export interface OrdersRepository {
   /**
    * recordPlaced and the cycle's move from `from` to `placed`, in one transaction. The order row is kept
    * even when the cycle was no longer in `from`; `cycle` is null then, and when the order belongs to
-   * another cycle (the caller decides).
+   * another cycle (the caller decides). `audit`: a person's decision, appended in the same transaction
+   * when the cycle moved.
    */
   recordPlacedWithCycle(
     cycleId: number,
     order: ServiceOrder,
     move: { from: CycleState; reasonCode: string; discrepancy?: FigureDifference[] },
-    options?: { nextCheckAt?: Date; source?: SettlementSource },
+    options?: { nextCheckAt?: Date; source?: SettlementSource; audit?: AuditEntry },
   ): Promise<{ order: OrderRecord; cycle: Cycle | null }>;
   /** Records an order found at the service that no cycle of ours placed. Idempotent like recordPlaced. */
   recordExternal(order: ServiceOrder, options?: { nextCheckAt?: Date }): Promise<OrderRecord>;
@@ -196,6 +198,7 @@ export function createOrdersRepository(
           .where(and(eq(cycles.id, cycleId), eq(cycles.state, move.from)))
           .returning();
         if (row) await outbox.enqueue(tx, orderPlaced(row, order.id, move.discrepancy ?? []));
+        if (row && options.audit) await appendAudit(tx, options.audit, now);
         if (!row || !move.discrepancy?.length) return { order: recorded, cycle: row ? toCycle(row) : null };
         // Our order, with figures we did not ask for: kept, flagged, and the strategy stopped for a person.
         const [flagged] = await tx
