@@ -3,6 +3,7 @@
  * in WebAssembly, one connection) embedded in the process (pglite-connection.ts). Repositories only see
  * the drizzle handle, so the same statements run on both.
  */
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -99,6 +100,15 @@ async function withOwnSession<T>(
   } finally {
     await session.end({ timeout: 1 });
   }
+}
+
+/**
+ * A named placeholder of a prepared statement whose value goes through the column's encoder (money as
+ * text, instants as ISO text), where a plain placeholder would not be encoded: in an UPDATE's SET list or
+ * inside a `sql` template.
+ */
+export function encodedPlaceholder(column: AnyColumn, name: string): SQL {
+  return sql`${sql.param(sql.placeholder(name), column)}`;
 }
 
 /**

@@ -9,10 +9,10 @@
  *   again (a new statement under READ COMMITTED sees every intent committed before the lock was granted)
  *   and lets the caller decide on them, all in one transaction.
  */
-import { type AnyColumn, and, eq, type SQL, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Decimal } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
-import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
+import { type DrizzleExecutor, type DrizzleHandle, encodedPlaceholder as encoded } from '../connection.js';
 import { assertLegalTransition } from '../cycle-transitions.js';
 import { cycles, quotes } from '../schema.js';
 import type { Cycle, JsonValue, QuoteInput } from '../types.js';
@@ -73,11 +73,6 @@ export function lockKeyOfIntent(strategy: string): string {
 const CREDIT_ACCOUNT_LOCK_KEY = advisoryLockKey('intent:credit-account');
 
 const p = sql.placeholder;
-
-/** A placeholder in an UPDATE's SET list, its value passed through the column's encoder (money as text). */
-function encoded(column: AnyColumn, name: string): SQL {
-  return sql`${sql.param(p(name), column)}`;
-}
 
 /** The intent as ONE statement: the quote row and the move to `submitting`, in a CTE. */
 function updateToSubmitting(executor: DrizzleExecutor) {
