@@ -116,16 +116,25 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date) {
     // statement sent to the pool meanwhile would wait for it forever.
     return db.transaction(async (tx) => {
       const now = clock();
-      // Bounds the lock wait too, so that a transaction the caller gave up on ends by itself instead of
-      // committing an intent later. 0 would mean "no limit". Its own statement: a statement_timeout set by
-      // a statement only bounds the statements after it, and the lock wait is what it must bound.
+      // Bounds the statements after the locks (the re-read and the commit) and, through lock_timeout, the
+      // lock wait itself, so that a transaction the caller gave up on ends by itself instead of committing
+      // an intent later. 0 would mean "no limit". One statement, its select list evaluated left to right:
+      // a statement_timeout set by a statement bounds only the statements after it, where lock_timeout is
+      // read when a lock wait begins. The account's lock first, then the strategy's: one order everywhere,
+      // so two commits never deadlock. The locks cannot join the re-read: that statement's snapshot would
+      // predate their grant and miss an intent committed while it waited.
       const timeout = String(Math.max(1, Math.ceil(guard.timeoutMs)));
-      await tx.execute(sql`select set_config('statement_timeout', ${timeout}, true)`);
-      // Nor can the lock join the re-read: that statement's snapshot would predate the lock's grant and miss
-      // an intent committed while it waited. The account's lock first, then the strategy's: one order
-      // everywhere, so two commits never deadlock.
-      if (guard.balanceReadAt) await takeLock(tx, CREDIT_ACCOUNT_LOCK_KEY);
-      await takeLock(tx, lockKeyOfIntent(guard.strategy));
+      const keys = [
+        ...(guard.balanceReadAt ? [CREDIT_ACCOUNT_LOCK_KEY] : []),
+        lockKeyOfIntent(guard.strategy),
+      ];
+      const locks = sql.join(
+        keys.map((key) => sql`pg_advisory_xact_lock(${key}::bigint)`),
+        sql`, `,
+      );
+      await tx.execute(
+        sql`select set_config('statement_timeout', ${timeout}, true), set_config('lock_timeout', ${timeout}, true), ${locks}`,
+      );
       const figures = await readSpendFigures(tx, {
         strategy: guard.strategy,
         periods: guard.periodsAt(now),
@@ -139,10 +148,6 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date) {
       return { action: 'skip', cycle: await skipWithQuote(tx, now, move, verdict) };
     });
   };
-}
-
-async function takeLock(tx: DrizzleExecutor, key: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(${key}::bigint)`);
 }
 
 /** The quote kept for the audit trail and the cycle finished as skipped with the rule's reason and trace. */
