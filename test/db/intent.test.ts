@@ -128,6 +128,9 @@ describe.each(testBackends())('intent commit re-decided under the lock on %s', (
     expect(result.cycle).toMatchObject({ state: 'submitting', attempts: 1, trace: [{ rule: 'max_price' }] });
     expect(result.cycle!.totalCost!.toFixed()).toBe('42.5');
     expect(result.cycle!.quoteRecordId).toBe((await db.quotes.forCycle(cycle.id))[0]!.id);
+    // The statement's row is decoded as the query builder decodes the same row (Decimal, Date, JSON).
+    expect(result.cycle).toEqual(await db.cycles.get(cycle.id));
+    expect(result.cycle!.submittedAt).toBeInstanceOf(Date);
   });
 
   it('counts every submitting and unsure cycle of the account as credit pending, placed ones since the read', async () => {
