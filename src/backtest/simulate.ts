@@ -5,14 +5,14 @@ import {
   budgetPeriods,
   type CronSchedule,
   DEFAULT_QUOTE_TOLERANCES,
-  evaluateBeforeQuote,
-  evaluateQuote,
   needsBalance,
   nextSlotAfter,
   parseCron,
   type QuoteTolerances,
   type Strategy,
   slotsBetween,
+  verdictBeforeQuote,
+  verdictQuote,
 } from '../strategy/index.js';
 import { SimulatedCreditLine } from './credit-line.js';
 import { BacktestInputError } from './input-error.js';
@@ -23,8 +23,10 @@ import { Tally } from './tally.js';
 /**
  * The backtest: every strategy's slots in the range, in time order across strategies (they share one credit
  * line), each decided as a worker cycle decides it (engine/cycle.ts, engine/placement.ts) by the same pure
- * rules: evaluateBeforeQuote on the figures before quoting, then a quote at the series' price, then
- * evaluateQuote. A cycle runs at its slot's instant, so the cooldown, the budget periods and the credit line
+ * rules: the before-quote phase on the figures before quoting, then a quote at the series' price, then
+ * the quote phase. It takes the rules' verdicts without their traces (the same rules in the same order,
+ * stopping at the failure that decides): the report needs the outcome and reason of every slot, not the
+ * figures of every rule. A cycle runs at its slot's instant, so the cooldown, the budget periods and the credit line
  * are read at that instant. Missed policies do not apply: no slot is ever missed here.
  */
 
@@ -148,7 +150,7 @@ function decideSlot(
   if (needsBalance(strategy)) inputs.balance = credit.balanceAt(now);
   if (book.lastSubmittedAt !== undefined) inputs.lastSubmittedAt = book.lastSubmittedAt;
 
-  const before = evaluateBeforeQuote(inputs);
+  const before = verdictBeforeQuote(inputs);
   if (before.action === 'skip') return skipped(book, slot, periods, before.reason);
   const quote = book.quotes.quote(priceText);
   // The service answers 400 to a quote that buys nothing; the cycle fails without a quote.
@@ -157,7 +159,7 @@ function decideSlot(
     return { strategy: strategy.name, slot, outcome: 'failed', reason: 'quote_unavailable' };
   }
   const figures = { price: quote.price, cost: quote.totalCost, filled: quote.totalFilled };
-  const decision = evaluateQuote({ ...inputs, quote, tolerances });
+  const decision = verdictQuote({ ...inputs, quote, tolerances });
   if (decision.action === 'skip') return skipped(book, slot, periods, decision.reason, figures);
   // The service refuses an order beyond the available credit, whether or not the strategy guards it.
   if (!credit.covers(now, quote.totalCost)) {
