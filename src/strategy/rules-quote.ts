@@ -33,10 +33,10 @@ export function checkQuoteSanity(log: RuleLog, quote: QuoteView, tolerances: Quo
 
   const expectedCost = price.times(totalFilled);
   const difference = totalCost.minus(expectedCost).abs();
-  const tolerance = Decimal.max(
-    totalCost.times(tolerances.costMismatchPct).dividedBy(100),
-    tolerances.costMismatchAbsolute,
-  );
+  const shareTolerance = totalCost.times(tolerances.costMismatchPct).dividedBy(HUNDRED);
+  const tolerance = shareTolerance.greaterThan(tolerances.costMismatchAbsolute)
+    ? shareTolerance
+    : tolerances.costMismatchAbsolute;
   const consistent = log.check(
     'quote_cost_consistent',
     difference.lessThanOrEqualTo(tolerance),
@@ -49,7 +49,7 @@ export function checkQuoteSanity(log: RuleLog, quote: QuoteView, tolerances: Quo
     }),
   );
   if (!consistent) return false;
-  const costLimit = quote.amount.times(tolerances.feeAllowancePct.plus(100)).dividedBy(100);
+  const costLimit = quote.amount.times(tolerances.feeAllowancePct.plus(HUNDRED)).dividedBy(HUNDRED);
   const withinAllowance = log.check(
     'quote_cost_allowance',
     totalCost.lessThanOrEqualTo(costLimit),
@@ -63,7 +63,7 @@ export function checkQuoteSanity(log: RuleLog, quote: QuoteView, tolerances: Quo
   );
   if (!withinAllowance) return false;
   // The service quoting far less than asked is not a bargain but another request than ours.
-  const costFloor = quote.amount.times(new Decimal(100).minus(tolerances.feeAllowancePct)).dividedBy(100);
+  const costFloor = quote.amount.times(HUNDRED.minus(tolerances.feeAllowancePct)).dividedBy(HUNDRED);
   return log.check(
     'quote_cost_matches_amount',
     totalCost.greaterThanOrEqualTo(costFloor),
@@ -94,6 +94,10 @@ export function checkPrice(log: RuleLog, strategy: Strategy, price: Decimal): bo
   }));
 }
 
+// Percentages are applied as × pct ÷ 100 with a shared 100: the quote rules run at every slot of a backtest.
+const HUNDRED = new Decimal(100);
+
+/** Finite and above zero; read from the sign rather than compared with a new Decimal(0). */
 function isPositive(value: Decimal): boolean {
-  return value.isFinite() && value.greaterThan(0);
+  return value.isFinite() && value.isPositive() && !value.isZero();
 }
