@@ -61,18 +61,20 @@ const FIAT_DIGITS = 2;
 const PRICE_DIGITS = 4;
 const CRYPTO_DIGITS = 6;
 
+/** Pads in place: each order object is fresh from its page and read once, and a copy per row is garbage. */
 function withServiceDigits(order: ExportedOrder): ExportedOrder {
-  const pad = (value: string | null, scale: number) => (value === null ? null : padScale(value, scale));
-  return {
-    ...order,
-    amount: padScale(order.amount, FIAT_DIGITS),
-    price: padScale(order.price, PRICE_DIGITS),
-    totalCost: pad(order.totalCost, FIAT_DIGITS),
-    expectedAmount: pad(order.expectedAmount, FIAT_DIGITS),
-    receivedAmount: pad(order.receivedAmount, FIAT_DIGITS),
-    totalFilled: pad(order.totalFilled, CRYPTO_DIGITS),
-    withdrawnAmount: pad(order.withdrawnAmount, CRYPTO_DIGITS),
-  };
+  order.amount = padScale(order.amount, FIAT_DIGITS);
+  order.price = padScale(order.price, PRICE_DIGITS);
+  order.totalCost = padNullable(order.totalCost, FIAT_DIGITS);
+  order.expectedAmount = padNullable(order.expectedAmount, FIAT_DIGITS);
+  order.receivedAmount = padNullable(order.receivedAmount, FIAT_DIGITS);
+  order.totalFilled = padNullable(order.totalFilled, CRYPTO_DIGITS);
+  order.withdrawnAmount = padNullable(order.withdrawnAmount, CRYPTO_DIGITS);
+  return order;
+}
+
+function padNullable(value: string | null, scale: number): string | null {
+  return value === null ? null : padScale(value, scale);
 }
 
 export function padScale(text: string, scale: number): string {
