@@ -29,7 +29,7 @@ export interface ExportResult {
 const TARGETS = { seconds: 30, rssMb: 150 };
 
 /** One strategy, then N placed cycles with their quote, order and settlement step, one a minute. */
-export async function insertOrders(databaseUrl: string, count: number): Promise<void> {
+async function insertOrders(databaseUrl: string, count: number): Promise<void> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     await sql.begin(async (tx) => {
