@@ -50,7 +50,12 @@ export const EXPORT_COLUMNS = [
   'discrepancy',
 ] as const satisfies readonly (keyof ExportedOrder)[];
 
-export const EXPORT_PAGE_SIZE = 1000;
+/**
+ * Rows per page. A page and the one read ahead are what the young generation must copy at every scavenge:
+ * 1,000,000 orders peaked at 159 MB of RSS (twice) with pages of 1,000 and at 140-142 MB with 500, for the
+ * same CPU; the extra statements run on the database's side, overlapped with the writing.
+ */
+export const EXPORT_PAGE_SIZE = 500;
 
 /**
  * The service's digits: fiat in cents, prices in 4 decimals (its fxRate), crypto in 6. Decimal parsing on
