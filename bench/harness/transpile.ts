@@ -4,7 +4,6 @@
  * worker (`node dist/src/cli.js`) never has. Files are transpiled one by one (no type check: `npm run
  * typecheck` does that) into node_modules/.cache, where the project's own node_modules still resolve.
  */
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +18,7 @@ const FOLDERS = ['src', 'bench'];
  * path ending in .ts) as .js there. Callers that may run at the same time use different names.
  */
 export async function transpileForNode(entry: string, name = 'treasury-bench'): Promise<string> {
-  // Per checkout too: git worktrees that share one node_modules (a symlink) must not run each other's code.
-  const checkout = createHash('sha256').update(REPOSITORY_ROOT).digest('hex').slice(0, 8);
-  const root = join(CACHE, `${name}-${checkout}`);
+  const root = join(CACHE, name);
   for (const folder of FOLDERS) {
     for (const file of await listTypeScript(join(REPOSITORY_ROOT, folder))) {
       const output = ts.transpileModule(await readFile(file, 'utf8'), {
