@@ -15,6 +15,8 @@ export interface ExportRequest {
 export interface ExportReport {
   orders: number;
   seconds: number;
+  /** CPU of the exporting process (user + system) over the same span: the figure to trust on a shared machine. */
+  cpuSeconds: number;
   /** process.resourceUsage().maxRSS: the high-water mark over the whole process life. */
   peakRssMb: number;
 }
@@ -23,6 +25,7 @@ process.once('message', async (message) => {
   const request = message as ExportRequest;
   const database = await openDatabase({ url: request.databaseUrl, maxConnections: 2 });
   try {
+    const cpu = process.cpuUsage();
     const started = performance.now();
     const out = createWriteStream(request.output);
     const orders = await exportOrders(
@@ -33,9 +36,11 @@ process.once('message', async (message) => {
     );
     out.end();
     await finished(out);
+    const used = process.cpuUsage(cpu);
     const report: ExportReport = {
       orders,
       seconds: (performance.now() - started) / 1000,
+      cpuSeconds: (used.user + used.system) / 1e6,
       peakRssMb: process.resourceUsage().maxRSS / 1024,
     };
     process.send?.(report);

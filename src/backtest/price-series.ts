@@ -108,12 +108,15 @@ export function parsePriceCsv(text: string, file: string, options: SeriesOptions
   // Rows are scanned in place rather than split into an array of lines: a year of minutes is 525,600 of them.
   let times = new Float64Array(Math.max(Math.ceil(text.length / 24), 16));
   const prices: string[] = [];
+  // A year of minutes holds a few thousand distinct prices: rows share one string per price.
+  const distinctPrices = new Map<string, string>();
   let lineNumber = 1;
+  // For messages; made once, not per row.
+  const at = () => `${file} line ${lineNumber}`;
   for (let start = headerEnd + 1; start < text.length; start = lineEnd(text, start) + 1) {
     lineNumber++;
     const line = text.slice(start, lineEnd(text, start));
     if (line.trim() === '') continue;
-    const at = () => `${file} line ${lineNumber}`;
     const cells = splitRow(line);
     // A decimal comma (5,4) shows up here as one column too many.
     if (cells.length !== header.length) {
@@ -152,7 +155,12 @@ export function parsePriceCsv(text: string, file: string, options: SeriesOptions
       times = grown;
     }
     times[count] = instant;
-    prices.push(price);
+    let shared = distinctPrices.get(price);
+    if (shared === undefined) {
+      shared = price;
+      distinctPrices.set(price, price);
+    }
+    prices.push(shared);
   }
   if (prices.length === 0) throw new BacktestInputError(`${file}: no price rows after the header`);
   return new PriceSeries(file, times.slice(0, prices.length), prices);
@@ -164,7 +172,13 @@ function lineEnd(text: string, from: number): number {
 }
 
 function splitRow(line: string): string[] {
-  return line.split(',').map((cell) => cell.trim().replace(/^"(.*)"$/, '$1'));
+  const cells = line.split(',');
+  for (let index = 0; index < cells.length; index++) {
+    const cell = cells[index]!.trim();
+    const quoted = cell.length >= 2 && cell.startsWith('"') && cell.endsWith('"');
+    cells[index] = quoted ? cell.slice(1, -1) : cell;
+  }
+  return cells;
 }
 
 function parseTimestamp(text: string): number | undefined {

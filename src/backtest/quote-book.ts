@@ -9,36 +9,41 @@ import type { Tally } from './tally.js';
  * every slot, only counts the slots at each price and is summed once at the end (count × figures, exact).
  */
 export class QuoteBook {
-  private readonly quotes = new Map<string, QuoteView>();
-  private readonly baselineSlots = new Map<string, number>();
+  private readonly entries = new Map<string, PriceEntry>();
 
-  constructor(private readonly amount: Decimal) {}
+  constructor(
+    private readonly amount: Decimal,
+    private readonly baseline: Tally,
+  ) {}
 
-  quote(priceText: string): QuoteView {
-    let quote = this.quotes.get(priceText);
-    if (quote === undefined) {
+  /** The quote of a slot at this price; the slot counts for the baseline too (one lookup for both). */
+  quoteSlot(priceText: string): QuoteView {
+    let entry = this.entries.get(priceText);
+    if (entry === undefined) {
       // A series of many distinct prices (another market, more decimals) must not grow without bound.
-      if (this.quotes.size >= MAX_CACHED) this.quotes.clear();
+      if (this.entries.size >= MAX_CACHED) this.flushBaseline();
       const price = servicePrice(new Decimal(priceText));
-      quote = { price, amount: this.amount, ...quoteFill(this.amount, price) };
-      this.quotes.set(priceText, quote);
+      entry = { quote: { price, amount: this.amount, ...quoteFill(this.amount, price) }, baselineSlots: 0 };
+      this.entries.set(priceText, entry);
     }
-    return quote;
-  }
-
-  countBaseline(priceText: string): void {
-    this.baselineSlots.set(priceText, (this.baselineSlots.get(priceText) ?? 0) + 1);
+    entry.baselineSlots++;
+    return entry.quote;
   }
 
   /** Adds the baseline's slots to its tally: every one of them buys at its price. */
-  flushBaseline(baseline: Tally): void {
-    for (const [priceText, slots] of this.baselineSlots) {
-      const { price, totalCost, totalFilled } = this.quote(priceText);
-      if (totalCost.isZero()) baseline.notPlaced('failed', 'quote_unavailable', slots);
-      else baseline.placed(price, totalCost, totalFilled, slots);
+  flushBaseline(): void {
+    for (const { quote, baselineSlots } of this.entries.values()) {
+      const { price, totalCost, totalFilled } = quote;
+      if (totalCost.isZero()) this.baseline.notPlaced('failed', 'quote_unavailable', baselineSlots);
+      else this.baseline.placed(price, totalCost, totalFilled, baselineSlots);
     }
-    this.baselineSlots.clear();
+    this.entries.clear();
   }
+}
+
+interface PriceEntry {
+  quote: QuoteView;
+  baselineSlots: number;
 }
 
 const MAX_CACHED = 50_000;

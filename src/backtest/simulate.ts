@@ -1,18 +1,18 @@
 import { type Decimal, ZERO } from '../money.js';
 import {
-  type BeforeQuoteDecisionInput,
   type BudgetPeriods,
   budgetPeriods,
   type CronSchedule,
   DEFAULT_QUOTE_TOLERANCES,
-  evaluateBeforeQuote,
-  evaluateQuote,
   needsBalance,
   nextSlotAfter,
   parseCron,
+  type QuoteDecisionInput,
   type QuoteTolerances,
   type Strategy,
   slotsBetween,
+  verdictBeforeQuote,
+  verdictQuote,
 } from '../strategy/index.js';
 import { SimulatedCreditLine } from './credit-line.js';
 import { BacktestInputError } from './input-error.js';
@@ -23,8 +23,10 @@ import { Tally } from './tally.js';
 /**
  * The backtest: every strategy's slots in the range, in time order across strategies (they share one credit
  * line), each decided as a worker cycle decides it (engine/cycle.ts, engine/placement.ts) by the same pure
- * rules: evaluateBeforeQuote on the figures before quoting, then a quote at the series' price, then
- * evaluateQuote. A cycle runs at its slot's instant, so the cooldown, the budget periods and the credit line
+ * rules: the before-quote phase on the figures before quoting, then a quote at the series' price, then
+ * the quote phase. It takes the rules' verdicts without their traces (the same rules in the same order,
+ * stopping at the failure that decides): the report needs the outcome and reason of every slot, not the
+ * figures of every rule. A cycle runs at its slot's instant, so the cooldown, the budget periods and the credit line
  * are read at that instant. Missed policies do not apply: no slot is ever missed here.
  */
 
@@ -106,7 +108,7 @@ export function runBacktest(
     const decision = decideSlot(next, slot, series.prices[row]!, credit, tolerances);
     options.onDecision?.(decision);
   }
-  for (const book of books) book.quotes.flushBaseline(book.run.baseline);
+  for (const book of books) book.quotes.flushBaseline();
   return { from: new Date(from), to: new Date(to), strategies: books.map((book) => book.run) };
 }
 
@@ -118,11 +120,12 @@ function openBook(strategy: Strategy, from: number, to: number): Book {
       `strategy ${strategy.name} (${strategy.source.file}:${strategy.source.line}): schedule "${strategy.schedule}" in ${strategy.timezone} has no slot from ${iso(from)} to ${iso(to)}`,
     );
   }
+  const baseline = new Tally();
   return {
     strategy,
-    run: { strategy, result: new Tally(), baseline: new Tally() },
+    run: { strategy, result: new Tally(), baseline },
     slots: new SlotStream(cron, strategy.timezone, from, to),
-    quotes: new QuoteBook(strategy.amount),
+    quotes: new QuoteBook(strategy.amount, baseline),
     spentDay: ZERO,
     spentMonth: ZERO,
   };
@@ -138,26 +141,27 @@ function decideSlot(
 ): SlotDecision {
   const { strategy, run } = book;
   const now = slot.getTime();
-  book.quotes.countBaseline(priceText);
   const periods = periodsAt(book, slot);
-  const inputs: BeforeQuoteDecisionInput = {
+  // One input of one shape for both phases (the quote is looked up first: it also counts the baseline's slot).
+  const input: QuoteDecisionInput = {
     strategy,
     now: slot,
     spent: { day: book.spentDay, month: book.spentMonth },
+    balance: needsBalance(strategy) ? credit.balanceAt(now) : undefined,
+    lastSubmittedAt: book.lastSubmittedAt,
+    quote: book.quotes.quoteSlot(priceText),
+    tolerances,
   };
-  if (needsBalance(strategy)) inputs.balance = credit.balanceAt(now);
-  if (book.lastSubmittedAt !== undefined) inputs.lastSubmittedAt = book.lastSubmittedAt;
-
-  const before = evaluateBeforeQuote(inputs);
+  const before = verdictBeforeQuote(input);
   if (before.action === 'skip') return skipped(book, slot, periods, before.reason);
-  const quote = book.quotes.quote(priceText);
+  const { quote } = input;
   // The service answers 400 to a quote that buys nothing; the cycle fails without a quote.
   if (quote.totalCost.isZero()) {
     run.result.notPlaced('failed', 'quote_unavailable');
     return { strategy: strategy.name, slot, outcome: 'failed', reason: 'quote_unavailable' };
   }
   const figures = { price: quote.price, cost: quote.totalCost, filled: quote.totalFilled };
-  const decision = evaluateQuote({ ...inputs, quote, tolerances });
+  const decision = verdictQuote(input);
   if (decision.action === 'skip') return skipped(book, slot, periods, decision.reason, figures);
   // The service refuses an order beyond the available credit, whether or not the strategy guards it.
   if (!credit.covers(now, quote.totalCost)) {

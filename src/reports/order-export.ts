@@ -50,7 +50,12 @@ export const EXPORT_COLUMNS = [
   'discrepancy',
 ] as const satisfies readonly (keyof ExportedOrder)[];
 
-export const EXPORT_PAGE_SIZE = 1000;
+/**
+ * Rows per page. A page and the one read ahead are what the young generation must copy at every scavenge:
+ * 1,000,000 orders peaked at 159 MB of RSS (twice) with pages of 1,000 and at 140-142 MB with 500, for the
+ * same CPU; the extra statements run on the database's side, overlapped with the writing.
+ */
+export const EXPORT_PAGE_SIZE = 500;
 
 /**
  * The service's digits: fiat in cents, prices in 4 decimals (its fxRate), crypto in 6. Decimal parsing on
@@ -61,18 +66,20 @@ const FIAT_DIGITS = 2;
 const PRICE_DIGITS = 4;
 const CRYPTO_DIGITS = 6;
 
+/** Pads in place: each order object is fresh from its page and read once, and a copy per row is garbage. */
 function withServiceDigits(order: ExportedOrder): ExportedOrder {
-  const pad = (value: string | null, scale: number) => (value === null ? null : padScale(value, scale));
-  return {
-    ...order,
-    amount: padScale(order.amount, FIAT_DIGITS),
-    price: padScale(order.price, PRICE_DIGITS),
-    totalCost: pad(order.totalCost, FIAT_DIGITS),
-    expectedAmount: pad(order.expectedAmount, FIAT_DIGITS),
-    receivedAmount: pad(order.receivedAmount, FIAT_DIGITS),
-    totalFilled: pad(order.totalFilled, CRYPTO_DIGITS),
-    withdrawnAmount: pad(order.withdrawnAmount, CRYPTO_DIGITS),
-  };
+  order.amount = padScale(order.amount, FIAT_DIGITS);
+  order.price = padScale(order.price, PRICE_DIGITS);
+  order.totalCost = padNullable(order.totalCost, FIAT_DIGITS);
+  order.expectedAmount = padNullable(order.expectedAmount, FIAT_DIGITS);
+  order.receivedAmount = padNullable(order.receivedAmount, FIAT_DIGITS);
+  order.totalFilled = padNullable(order.totalFilled, CRYPTO_DIGITS);
+  order.withdrawnAmount = padNullable(order.withdrawnAmount, CRYPTO_DIGITS);
+  return order;
+}
+
+function padNullable(value: string | null, scale: number): string | null {
+  return value === null ? null : padScale(value, scale);
 }
 
 export function padScale(text: string, scale: number): string {

@@ -1,4 +1,4 @@
-import { type Decision, decideFromTrace, type RuleResult } from './rule-result.js';
+import { type Decision, type RuleLog, TraceLog, type Verdict, VerdictLog } from './rule-result.js';
 import { checkCreditGuards } from './rules-credit.js';
 import { checkPrice, checkQuoteSanity } from './rules-quote.js';
 import { checkBudgets, checkCooldown } from './rules-spend.js';
@@ -8,6 +8,7 @@ import type { BalanceView, QuoteTolerances, QuoteView, SpentSoFar, Strategy } fr
  * The decision in two phases, so that the engine can skip a slot before spending a quote on it (a quote
  * is only good for 5 seconds and each one is a request to the service). Both phases evaluate every rule
  * that applies and record each in the trace; the first failing rule, in the order below, is the reason.
+ * The verdict-only variants run the same rules in the same order and stop at that first failure.
  */
 
 export interface BeforeQuoteDecisionInput {
@@ -28,8 +29,16 @@ export interface QuoteDecisionInput extends BeforeQuoteDecisionInput {
 
 /** Cooldown, budgets and credit guards, with the strategy's amount standing in for the unknown cost. */
 export function evaluateBeforeQuote(input: BeforeQuoteDecisionInput): Decision {
-  const { strategy } = input;
-  return decideFromTrace(spendingRules(input, strategy.amount));
+  const log = new TraceLog();
+  beforeQuoteRules(log, input);
+  return log.decision();
+}
+
+/** evaluateBeforeQuote's action and reason, without its trace. */
+export function verdictBeforeQuote(input: BeforeQuoteDecisionInput): Verdict {
+  const log = new VerdictLog();
+  beforeQuoteRules(log, input);
+  return log.verdict();
 }
 
 /**
@@ -37,21 +46,35 @@ export function evaluateBeforeQuote(input: BeforeQuoteDecisionInput): Decision {
  * phase again (time and balance may have moved, and the real cost may differ from the amount).
  */
 export function evaluateQuote(input: QuoteDecisionInput): Decision {
-  const { strategy, quote, tolerances } = input;
-  const sanity = checkQuoteSanity(quote, tolerances);
-  if (!sanity.trusted) return decideFromTrace(sanity.results);
-  return decideFromTrace([
-    ...sanity.results,
-    ...checkPrice(strategy, quote.price),
-    ...spendingRules(input, quote.totalCost),
-  ]);
+  const log = new TraceLog();
+  quoteRules(log, input);
+  return log.decision();
 }
 
-function spendingRules(input: BeforeQuoteDecisionInput, cost: QuoteView['totalCost']): RuleResult[] {
+/** evaluateQuote's action and reason, without its trace. */
+export function verdictQuote(input: QuoteDecisionInput): Verdict {
+  const log = new VerdictLog();
+  quoteRules(log, input);
+  return log.verdict();
+}
+
+function beforeQuoteRules(log: RuleLog, input: BeforeQuoteDecisionInput): void {
+  spendingRules(log, input, input.strategy.amount);
+}
+
+function quoteRules(log: RuleLog, input: QuoteDecisionInput): void {
+  const { strategy, quote, tolerances } = input;
+  // An untrusted quote is judged no further, whatever the log.
+  if (!checkQuoteSanity(log, quote, tolerances)) return;
+  if (!checkPrice(log, strategy, quote.price)) return;
+  spendingRules(log, input, quote.totalCost);
+}
+
+function spendingRules(log: RuleLog, input: BeforeQuoteDecisionInput, cost: QuoteView['totalCost']): boolean {
   const { strategy, now, balance, spent, lastSubmittedAt } = input;
-  return [
-    ...checkCooldown(strategy, now, lastSubmittedAt),
-    ...checkBudgets(strategy, spent, cost),
-    ...checkCreditGuards(strategy, balance, cost),
-  ];
+  return (
+    checkCooldown(log, strategy, now, lastSubmittedAt) &&
+    checkBudgets(log, strategy, spent, cost) &&
+    checkCreditGuards(log, strategy, balance, cost)
+  );
 }

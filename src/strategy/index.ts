@@ -10,6 +10,8 @@ export {
   evaluateBeforeQuote,
   evaluateQuote,
   type QuoteDecisionInput,
+  verdictBeforeQuote,
+  verdictQuote,
 } from './evaluate.js';
 export {
   type LoadResult,
@@ -27,6 +29,7 @@ export {
   type ReasonCode,
   type RuleName,
   type RuleResult,
+  type Verdict,
 } from './rule-result.js';
 export { needsBalance } from './rules-credit.js';
 export { DEFAULT_QUOTE_TOLERANCES } from './rules-quote.js';

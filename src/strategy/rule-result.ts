@@ -49,30 +49,73 @@ export interface RuleResult {
   detail: Record<string, string>;
 }
 
-export interface Decision {
-  action: 'place' | 'skip';
-  reason: ReasonCode;
+export interface Decision extends Verdict {
   trace: RuleResult[];
 }
 
-export function ruleResult(
-  rule: RuleName,
-  passed: boolean,
-  failureReason: ReasonCode,
-  detail: Record<string, string>,
-): RuleResult {
-  return passed ? { rule, passed, detail } : { rule, passed, reason: failureReason, detail };
+/** A decision without its trace: what the backtest needs, at a fraction of the cost. */
+export interface Verdict {
+  action: 'place' | 'skip';
+  reason: ReasonCode;
+}
+
+/**
+ * Where the rules report their verdicts, in order. The rules compare once and hand over their figures as
+ * a function, so that a caller that only wants the outcome (the backtest, deciding a year of slots) never
+ * formats a figure: TraceLog keeps every rule with its figures for the audit trail, VerdictLog stops at the
+ * first failure, which is the failure TraceLog's decision reports.
+ */
+export interface RuleLog {
+  /** Whether to go on evaluating. `detail` is called only by a log that keeps the trace. */
+  check(
+    rule: RuleName,
+    passed: boolean,
+    failureReason: ReasonCode,
+    detail: () => Record<string, string>,
+  ): boolean;
+}
+
+export class TraceLog implements RuleLog {
+  private readonly trace: RuleResult[] = [];
+
+  check(
+    rule: RuleName,
+    passed: boolean,
+    failureReason: ReasonCode,
+    detail: () => Record<string, string>,
+  ): boolean {
+    this.trace.push(
+      passed ? { rule, passed, detail: detail() } : { rule, passed, reason: failureReason, detail: detail() },
+    );
+    return true;
+  }
+
+  /** The first failing rule decides; a trace with none places. */
+  decision(): Decision {
+    const { trace } = this;
+    const failed = trace.find((result) => !result.passed);
+    return failed
+      ? { action: 'skip', reason: failed.reason!, trace }
+      : { action: 'place', reason: 'ok', trace };
+  }
+}
+
+export class VerdictLog implements RuleLog {
+  private failure: ReasonCode | undefined;
+
+  check(_rule: RuleName, passed: boolean, failureReason: ReasonCode): boolean {
+    if (!passed) this.failure = failureReason;
+    return passed;
+  }
+
+  verdict(): Verdict {
+    return this.failure === undefined
+      ? { action: 'place', reason: 'ok' }
+      : { action: 'skip', reason: this.failure };
+  }
 }
 
 /** Decimal text for a trace; a non-finite value (only ever seen in a broken quote) is shown, not thrown. */
 export function decimalDetail(value: Decimal): string {
   return value.isFinite() ? toDecimalText(value) : value.toString();
-}
-
-/** The first failing rule decides; a trace with none places. */
-export function decideFromTrace(trace: RuleResult[]): Decision {
-  const failed = trace.find((result) => !result.passed);
-  return failed
-    ? { action: 'skip', reason: failed.reason!, trace }
-    : { action: 'place', reason: 'ok', trace };
 }

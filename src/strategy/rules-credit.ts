@@ -1,5 +1,5 @@
 import { type Decimal, formatMoney } from '../money.js';
-import { decimalDetail, type RuleResult, ruleResult } from './rule-result.js';
+import { decimalDetail, type RuleLog } from './rule-result.js';
 import type { BalanceView, Strategy } from './types.js';
 
 /**
@@ -19,69 +19,68 @@ export function needsBalance(strategy: Strategy): boolean {
 }
 
 export function checkCreditGuards(
+  log: RuleLog,
   strategy: Strategy,
   balance: BalanceView | undefined,
   cost: Decimal,
-): RuleResult[] {
-  if (!needsBalance(strategy)) return [];
+): boolean {
+  if (!needsBalance(strategy)) return true;
   // Fail closed: a guard that cannot be checked must not let an order through.
-  if (balance === undefined) return [ruleResult('balance', false, 'balance_unavailable', {})];
+  if (balance === undefined) return log.check('balance', false, 'balance_unavailable', () => ({}));
   const { minCreditAvailable, maxCreditUsedPct, requireCanWithdraw } = strategy.guards!;
   const { credit, pendingCost } = balance;
   // Orders of ours the balance may not show yet count as spent: two cycles judged on one balance read
   // must not both pass a floor that fits only one of them.
-  const pending: Record<string, string> =
-    pendingCost === undefined ? {} : { pending: decimalDetail(pendingCost) };
   const available = pendingCost === undefined ? credit.available : credit.available.minus(pendingCost);
   const used = pendingCost === undefined ? credit.used : credit.used.plus(pendingCost);
-  const results: RuleResult[] = [];
   if (minCreditAvailable !== undefined) {
     const after = available.minus(cost);
-    results.push(
-      ruleResult(
-        'credit_available',
-        after.greaterThanOrEqualTo(minCreditAvailable),
-        'credit_available_below_min',
-        {
-          available: decimalDetail(credit.available),
-          ...pending,
-          cost: decimalDetail(cost),
-          after: decimalDetail(after),
-          min: decimalDetail(minCreditAvailable),
-        },
-      ),
-    );
-  }
-  if (maxCreditUsedPct !== undefined) {
-    results.push(checkUsedShare({ ...credit, used }, cost, maxCreditUsedPct));
-  }
-  if (requireCanWithdraw) {
-    results.push(
-      ruleResult('can_withdraw', balance.canWithdraw, 'cannot_withdraw', {
-        canWithdraw: String(balance.canWithdraw),
+    const goOn = log.check(
+      'credit_available',
+      after.greaterThanOrEqualTo(minCreditAvailable),
+      'credit_available_below_min',
+      () => ({
+        available: decimalDetail(credit.available),
+        ...(pendingCost === undefined ? {} : { pending: decimalDetail(pendingCost) }),
+        cost: decimalDetail(cost),
+        after: decimalDetail(after),
+        min: decimalDetail(minCreditAvailable),
       }),
     );
+    if (!goOn) return false;
   }
-  return results;
+  if (maxCreditUsedPct !== undefined && !checkUsedShare(log, { ...credit, used }, cost, maxCreditUsedPct)) {
+    return false;
+  }
+  return (
+    !requireCanWithdraw ||
+    log.check('can_withdraw', balance.canWithdraw, 'cannot_withdraw', () => ({
+      canWithdraw: String(balance.canWithdraw),
+    }))
+  );
 }
 
 /**
  * (used + cost) / total × 100 ≤ max, compared as (used + cost) × 100 ≤ max × total so that no division
  * rounds. A credit line with no total (zero or less) has no share to spare and fails.
  */
-function checkUsedShare(credit: BalanceView['credit'], cost: Decimal, maxPct: Decimal): RuleResult {
+function checkUsedShare(
+  log: RuleLog,
+  credit: BalanceView['credit'],
+  cost: Decimal,
+  maxPct: Decimal,
+): boolean {
   const usedAfter = credit.used.plus(cost);
   const hasTotal = credit.total.greaterThan(0);
   const passed = hasTotal && usedAfter.times(100).lessThanOrEqualTo(maxPct.times(credit.total));
-  // Shown rounded up, so that a share just over the limit never displays as exactly the limit.
-  const usedPctAfter = hasTotal
-    ? formatMoney(usedAfter.times(100).dividedBy(credit.total), 4, 'up')
-    : 'undefined (total credit is not positive)';
-  return ruleResult('credit_used_pct', passed, 'credit_used_pct_above_max', {
+  return log.check('credit_used_pct', passed, 'credit_used_pct_above_max', () => ({
     total: decimalDetail(credit.total),
     used: decimalDetail(credit.used),
     cost: decimalDetail(cost),
-    usedPctAfter,
+    // Shown rounded up, so that a share just over the limit never displays as exactly the limit.
+    usedPctAfter: hasTotal
+      ? formatMoney(usedAfter.times(100).dividedBy(credit.total), 4, 'up')
+      : 'undefined (total credit is not positive)',
     max: decimalDetail(maxPct),
-  });
+  }));
 }

@@ -61,17 +61,27 @@ function readOffset(instant: number, timeZone: string): number {
  * and one span after. This assumes no zone has two transitions within three days, as the Temporal polyfill
  * does.
  */
-const steadyOffsets = new Map<string, number | null>();
+const steadyOffsets = new Map<
+  string,
+  { [DAY_MS]: Map<number, number | null>; [HOUR_MS]: Map<number, number | null> }
+>();
 
-function steadyOffset(index: number, span: number, timeZone: string): number | null {
-  const key = `${timeZone}|${span}|${index}`;
-  let offset = steadyOffsets.get(key);
+function steadyOffset(index: number, span: typeof DAY_MS | typeof HOUR_MS, timeZone: string): number | null {
+  // Maps per zone and span keyed by the span's index: building a string key cost more than the lookup, at
+  // every slot of a backtest.
+  let zoneOffsets = steadyOffsets.get(timeZone);
+  if (zoneOffsets === undefined) {
+    zoneOffsets = { [DAY_MS]: new Map(), [HOUR_MS]: new Map() };
+    steadyOffsets.set(detached(timeZone), zoneOffsets);
+  }
+  const offsets = zoneOffsets[span];
+  let offset = offsets.get(index);
   if (offset === undefined) {
     const before = readOffset((index - 1) * span, timeZone);
     const after = readOffset((index + 2) * span - SECOND_MS, timeZone);
     offset = before === after ? before : null;
-    if (steadyOffsets.size > 50_000) steadyOffsets.clear();
-    steadyOffsets.set(key, offset);
+    if (offsets.size > 50_000) offsets.clear();
+    offsets.set(index, offset);
   }
   return offset;
 }
