@@ -34,6 +34,7 @@ export { latestSlotAtOrBefore, nextSlotAfter, slotsBetween } from './slots.js';
 export { strategyHash } from './strategy-hash.js';
 export { DEFAULT_MISSED_GRACE_MS } from './strategy-schema.js';
 export type {
+  ApprovalRequirement,
   BalanceView,
   DcaStrategy,
   MissedPolicy,
@@ -41,6 +42,7 @@ export type {
   QuoteView,
   SpentSoFar,
   Strategy,
+  StrategyApproval,
   StrategyBudget,
   StrategyGuards,
   ThresholdStrategy,
