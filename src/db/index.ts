@@ -38,12 +38,14 @@ export { type ConsoleStore, openConsoleStore } from './repositories/console-stor
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository } from './repositories/cycles.js';
 export type {
+  ApprovalNeed,
   IntentDecision,
   IntentGuard,
   IntentMove,
   IntentPatch,
   IntentResult,
   IntentVerdict,
+  ParkedApproval,
 } from './repositories/intent.js';
 export type {
   DigestFigures,

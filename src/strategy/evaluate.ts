@@ -1,6 +1,8 @@
+import type { Decimal } from '../money.js';
 import { type Decision, decideFromTrace, type RuleResult } from './rule-result.js';
 import { checkCreditGuards } from './rules-credit.js';
 import { checkPrice, checkQuoteSanity } from './rules-quote.js';
+import { checkApprovedMaxPrice } from './rules-approval.js';
 import { checkBudgets, checkCooldown } from './rules-spend.js';
 import type { BalanceView, QuoteTolerances, QuoteView, SpentSoFar, Strategy } from './types.js';
 
@@ -24,6 +26,8 @@ export interface BeforeQuoteDecisionInput {
 export interface QuoteDecisionInput extends BeforeQuoteDecisionInput {
   quote: QuoteView;
   tolerances: QuoteTolerances;
+  /** Set for a cycle people approved after it parked: the highest price its fresh quote may have. */
+  approvedMaxPrice?: Decimal;
 }
 
 /** Cooldown, budgets and credit guards, with the strategy's amount standing in for the unknown cost. */
@@ -43,6 +47,7 @@ export function evaluateQuote(input: QuoteDecisionInput): Decision {
   return decideFromTrace([
     ...sanity.results,
     ...checkPrice(strategy, quote.price),
+    ...(input.approvedMaxPrice === undefined ? [] : [checkApprovedMaxPrice(quote.price, input.approvedMaxPrice)]),
     ...spendingRules(input, quote.totalCost),
   ]);
 }

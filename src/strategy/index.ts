@@ -28,11 +28,12 @@ export {
   type RuleName,
   type RuleResult,
 } from './rule-result.js';
+export { checkApprovedMaxPrice, defaultApprovedMaxPrice, needsApproval } from './rules-approval.js';
 export { needsBalance } from './rules-credit.js';
 export { DEFAULT_QUOTE_TOLERANCES } from './rules-quote.js';
 export { latestSlotAtOrBefore, nextSlotAfter, slotsBetween } from './slots.js';
 export { strategyHash } from './strategy-hash.js';
-export { DEFAULT_MISSED_GRACE_MS } from './strategy-schema.js';
+export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_MISSED_GRACE_MS } from './strategy-schema.js';
 export type {
   ApprovalRequirement,
   BalanceView,
