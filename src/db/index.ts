@@ -30,6 +30,16 @@ export {
   reportQueries,
   type SkipAggregate,
 } from './report-queries.js';
+export {
+  ApprovalError,
+  type ApprovalErrorCode,
+  type ApprovalsRepository,
+  type ClaimedApproval,
+  type CycleApprovalResult,
+  type Envelope,
+  type EnvelopeInput,
+  type ParkedCycle,
+} from './repositories/approvals.js';
 export type { AuditAction, AuditRecord, AuditRepository } from './repositories/audit.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export { ConsoleActionError, type ConsoleActions } from './repositories/console-actions.js';

@@ -86,9 +86,7 @@ export const cycles = pgTable(
     // Ownership of a listed order by its quoteId, for the external scan.
     index('cycles_quote_id_idx').on(table.quoteId),
     // The room left in an envelope: the cost of the cycles charged to it.
-    index('cycles_envelope_idx')
-      .on(table.envelopeId)
-      .where(sql`${table.envelopeId} is not null`),
+    index('cycles_envelope_idx').on(table.envelopeId).where(sql`${table.envelopeId} is not null`),
     check('cycles_trigger_check', sql`${table.trigger} in ('schedule', 'once', 'missed')`),
     check(
       'cycles_state_check',

@@ -34,7 +34,12 @@ export async function runCycle(context: EngineContext, request: CycleRequest): P
     );
   } catch (error) {
     const report = unrecordedReport(strategy.name, slot, 'failed', reasonOfError(error), strategy.amount);
-    return announceCycle(context, report, factsOf(trigger, startTick, timing, null, errorCodeOf(error)), error);
+    return announceCycle(
+      context,
+      report,
+      factsOf(trigger, startTick, timing, null, errorCodeOf(error)),
+      error,
+    );
   }
   if (claimed === null) {
     const report = unrecordedReport(strategy.name, slot, 'skipped', 'slot_already_claimed', strategy.amount);

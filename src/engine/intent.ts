@@ -61,7 +61,12 @@ export async function commitIntent(
   const action = await record.commitIntent(quote, decision, timeoutMs);
   if (action === 'park') {
     context.logger.info(
-      { strategy: strategy.name, slot: record.cycle.slot, cycleId: record.cycle.id, totalCost: quote.totalCost },
+      {
+        strategy: strategy.name,
+        slot: record.cycle.slot,
+        cycleId: record.cycle.id,
+        totalCost: quote.totalCost,
+      },
       'the order needs approval and fits no active envelope: the cycle waits for people',
     );
   } else if (action === 'skip') {

@@ -22,10 +22,17 @@ function checkApprovalKeys(document: Record<string, unknown>): CrossIssue[] {
   if (approval === null || typeof approval !== 'object' || Array.isArray(approval)) return [];
   const { required, above } = approval as Record<string, unknown>;
   if (required === 'above' && above === undefined) {
-    return [{ path: ['approval'], message: 'required: above needs above: the order cost that needs approval' }];
+    return [
+      { path: ['approval'], message: 'required: above needs above: the order cost that needs approval' },
+    ];
   }
   if ((required === 'never' || required === 'always') && above !== undefined) {
-    return [{ path: ['approval', 'above'], message: `is only read with required: above (got required: ${required})` }];
+    return [
+      {
+        path: ['approval', 'above'],
+        message: `is only read with required: above (got required: ${required})`,
+      },
+    ];
   }
   return [];
 }

@@ -1,8 +1,8 @@
 import type { Decimal } from '../money.js';
 import { type Decision, decideFromTrace, type RuleResult } from './rule-result.js';
+import { checkApprovedMaxPrice } from './rules-approval.js';
 import { checkCreditGuards } from './rules-credit.js';
 import { checkPrice, checkQuoteSanity } from './rules-quote.js';
-import { checkApprovedMaxPrice } from './rules-approval.js';
 import { checkBudgets, checkCooldown } from './rules-spend.js';
 import type { BalanceView, QuoteTolerances, QuoteView, SpentSoFar, Strategy } from './types.js';
 
@@ -47,7 +47,9 @@ export function evaluateQuote(input: QuoteDecisionInput): Decision {
   return decideFromTrace([
     ...sanity.results,
     ...checkPrice(strategy, quote.price),
-    ...(input.approvedMaxPrice === undefined ? [] : [checkApprovedMaxPrice(quote.price, input.approvedMaxPrice)]),
+    ...(input.approvedMaxPrice === undefined
+      ? []
+      : [checkApprovedMaxPrice(quote.price, input.approvedMaxPrice)]),
     ...spendingRules(input, quote.totalCost),
   ]);
 }

@@ -37,7 +37,9 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 3_600_000;
 const approverCount = z.unknown().transform((value, ctx): number => {
   if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 10) return value;
   const message =
-    value === undefined ? 'is required' : `expected a whole number from 1 to 10 (got ${describeValue(value)})`;
+    value === undefined
+      ? 'is required'
+      : `expected a whole number from 1 to 10 (got ${describeValue(value)})`;
   ctx.addIssue({ code: 'custom', message });
   return z.NEVER;
 });

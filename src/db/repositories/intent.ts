@@ -176,7 +176,11 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox:
         envelopeId = await envelopeWithRoom(tx, guard.strategy, guard.approval, now);
         if (envelopeId === null) {
           const { trace, ...park } = guard.approval.park;
-          verdict = { action: 'park', patch: verdict.patch, approval: { ...park, trace: trace(verdict.patch.trace) } };
+          verdict = {
+            action: 'park',
+            patch: verdict.patch,
+            approval: { ...park, trace: trace(verdict.patch.trace) },
+          };
         }
       }
       if (verdict.action === 'commit') {
@@ -194,7 +198,8 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox:
           ...(envelopeId === null ? {} : { envelopeId }),
         };
       }
-      if (verdict.action === 'park') return { action: 'park', cycle: await park(tx, now, move, verdict, outbox) };
+      if (verdict.action === 'park')
+        return { action: 'park', cycle: await park(tx, now, move, verdict, outbox) };
       return { action: 'skip', cycle: await skipWithQuote(tx, now, move, verdict) };
     });
   };

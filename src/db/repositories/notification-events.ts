@@ -187,7 +187,12 @@ export function approvalNeeded(
 /** A parked cycle approved (by its last approver), rejected, or expired. */
 export function approvalDecided(
   cycle: CycleRow,
-  decision: { decision: 'approved' | 'rejected' | 'expired'; by: readonly string[]; reason: string | null; maxPrice: Decimal | null },
+  decision: {
+    decision: 'approved' | 'rejected' | 'expired';
+    by: readonly string[];
+    reason: string | null;
+    maxPrice: Decimal | null;
+  },
 ): NotificationEvent[] {
   return [
     {
