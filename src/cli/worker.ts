@@ -3,7 +3,6 @@
  * switch (`pause`, `resume`) and `reconcile`. Results go to stdout (one JSON document with --json); log
  * lines of `once` and the admin commands go to stderr so they never mix with results.
  */
-import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { App, openDatabaseFromSettings } from '../app.js';
@@ -18,6 +17,7 @@ import {
   runCycle,
 } from '../engine/index.js';
 import { loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
+import { commandLineActor } from './people.js';
 import { cell, printErrorLine, printJson, printLines, renderRecord, renderTable } from './terminal.js';
 
 export function registerWorkerCommands(program: Command): void {
@@ -40,14 +40,16 @@ export function registerWorkerCommands(program: Command): void {
     .command('pause')
     .description('kill switch: every replica stops placing orders within a second')
     .option('--reason <text>', 'why, for the record')
+    .option('--by <person>', 'who pauses, for the audit log (default TREASURY_ACTOR, else cli:<login>)')
     .option('--json', 'print one JSON document on stdout')
-    .action((flags: { reason?: string; json?: boolean }) => switchControl('pause', flags));
+    .action((flags: { reason?: string; by?: string; json?: boolean }) => switchControl('pause', flags));
 
   program
     .command('resume')
     .description('release the kill switch')
+    .option('--by <person>', 'who resumes, for the audit log (default TREASURY_ACTOR, else cli:<login>)')
     .option('--json', 'print one JSON document on stdout')
-    .action((flags: { json?: boolean }) => switchControl('resume', flags));
+    .action((flags: { by?: string; json?: boolean }) => switchControl('resume', flags));
 
   program
     .command('reconcile')
@@ -112,12 +114,16 @@ function tolerateLostConnectionRejections(app: App): void {
   });
 }
 
-async function switchControl(action: 'pause' | 'resume', flags: { reason?: string; json?: boolean }) {
+async function switchControl(
+  action: 'pause' | 'resume',
+  flags: { reason?: string; by?: string; json?: boolean },
+) {
   try {
     const settings = loadSettings({ env: process.env });
     const { database } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
     try {
-      const by = `${userInfo().username}@${hostname()} (cli)`;
+      // The same person as every other command-line decision in the audit log (README, Audit log).
+      const by = flags.by?.trim() || commandLineActor();
       // Through the console's audited actions: the switch and its audit row in one transaction.
       const { actions } = openConsoleStore(database);
       const state =

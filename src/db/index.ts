@@ -40,7 +40,7 @@ export {
   type EnvelopeInput,
   type ParkedCycle,
 } from './repositories/approvals.js';
-export type { AuditAction, AuditRecord, AuditRepository } from './repositories/audit.js';
+export type { AuditAction, AuditEntry, AuditRecord, AuditRepository } from './repositories/audit.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export { ConsoleActionError, type ConsoleActions } from './repositories/console-actions.js';
 export type { ConsoleReads, OrderFilter, OrderListed, SpendPoint } from './repositories/console-reads.js';

@@ -2,10 +2,17 @@
  * What an operator does after an ambiguous reconciliation halted a strategy: settle each unsure cycle by
  * hand (adopt the order that is ours, or declare that none was placed), then lift the halt. Only a person
  * can tell which of several matching orders belongs to a cycle; these actions refuse anything that would
- * make the records contradict themselves.
+ * make the records contradict themselves. Each decision is written with its audit row, naming `actor`.
  */
 import type { PurchaseClient } from '../api/index.js';
-import type { Cycle, Database, OrderRecord, StrategyRecord } from '../db/index.js';
+import {
+  ConsoleActionError,
+  type Cycle,
+  type Database,
+  type OrderRecord,
+  openConsoleStore,
+  type StrategyRecord,
+} from '../db/index.js';
 import type { EngineReason } from './outcomes.js';
 import { toServiceOrder } from './service-orders.js';
 
@@ -46,14 +53,20 @@ export async function resolveUnsureCycle(
   deps: { database: Database; client?: PurchaseClient },
   cycleId: number,
   resolution: Resolution,
+  actor: string,
 ): Promise<ResolveResult> {
   const { database } = deps;
   const cycle = await unsureCycle(database, cycleId);
   if (resolution.kind === 'not_placed') {
-    const moved = await database.cycles.transition(cycle.id, 'unsure', 'not_placed', {
-      reasonCode: OPERATOR_REASON,
-    });
-    return { cycle: moved ?? (await movedMeanwhile(database, cycle.id)) };
+    // The console's audited action: the move and its audit row in one transaction.
+    try {
+      await openConsoleStore(database).actions.declareNotPlaced(cycle.id, actor);
+    } catch (error) {
+      if (error instanceof ConsoleActionError) await movedMeanwhile(database, cycle.id);
+      throw error;
+    }
+    const settled = await database.cycles.get(cycle.id);
+    return { cycle: settled ?? (await movedMeanwhile(database, cycle.id)) };
   }
 
   const { serviceOrderId } = resolution;
@@ -71,7 +84,16 @@ export async function resolveUnsureCycle(
     cycle.id,
     toServiceOrder(detail),
     { from: 'unsure', reasonCode: OPERATOR_REASON },
-    { source: 'reconcile' },
+    {
+      source: 'reconcile',
+      audit: {
+        actor,
+        action: 'cycle.reconcile',
+        subject: `cycle:${cycle.id}`,
+        before: { state: 'unsure', strategy: cycle.strategy },
+        after: { state: 'placed', reasonCode: OPERATOR_REASON, orderId: serviceOrderId },
+      },
+    },
   );
   // Another cycle adopted the order between the check above and the transaction.
   if (recorded.order.cycleId !== cycle.id) throw orderOwnedBy(serviceOrderId, recorded.order.cycleId);
@@ -82,6 +104,7 @@ export async function resolveUnsureCycle(
 export async function clearStrategyHalt(
   database: Database,
   name: string,
+  actor: string,
 ): Promise<{ strategy: StrategyRecord; wasHalted: boolean }> {
   const before = await database.strategies.get(name);
   if (!before) {
@@ -96,8 +119,10 @@ export async function clearStrategyHalt(
         '`treasury-bot resolve CYCLE_ID --order SERVICE_ORDER_ID` or `treasury-bot resolve CYCLE_ID --not-placed`',
     );
   }
-  const strategy = before.haltedAt === null ? before : await database.strategies.clearHalt(name);
-  return { strategy: strategy ?? before, wasHalted: before.haltedAt !== null };
+  if (before.haltedAt === null) return { strategy: before, wasHalted: false };
+  // The console's audited resume: it checks the unsure cycles again inside its transaction.
+  const strategy = await openConsoleStore(database).actions.resumeStrategy(name, actor);
+  return { strategy, wasHalted: true };
 }
 
 async function unsureCycle(database: Database, cycleId: number): Promise<Cycle> {

@@ -13,6 +13,7 @@ import type {
   SettlementSource,
   TrackingSnapshot,
 } from '../types.js';
+import { type AuditEntry, appendAudit } from './audit.js';
 import { toCycle } from './cycle-rows.js';
 import { NO_OUTBOX, type Outbox, orderPlaced, settlementStuck } from './notification-events.js';
 import { type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
@@ -38,7 +39,7 @@ export interface OrdersRepository {
     cycleId: number,
     order: ServiceOrder,
     move: { from: CycleState; reasonCode: string; discrepancy?: FigureDifference[] },
-    options?: { nextCheckAt?: Date; source?: SettlementSource },
+    options?: { nextCheckAt?: Date; source?: SettlementSource; audit?: AuditEntry },
   ): Promise<{ order: OrderRecord; cycle: Cycle | null }>;
   /** Records an order found at the service that no cycle of ours placed. Idempotent like recordPlaced. */
   recordExternal(order: ServiceOrder, options?: { nextCheckAt?: Date }): Promise<OrderRecord>;
@@ -196,6 +197,8 @@ export function createOrdersRepository(
           .where(and(eq(cycles.id, cycleId), eq(cycles.state, move.from)))
           .returning();
         if (row) await outbox.enqueue(tx, orderPlaced(row, order.id, move.discrepancy ?? []));
+        // A person's decision (an operator adopting the order) is recorded with its effect.
+        if (row && options.audit) await appendAudit(tx, options.audit, now);
         if (!row || !move.discrepancy?.length) return { order: recorded, cycle: row ? toCycle(row) : null };
         // Our order, with figures we did not ask for: kept, flagged, and the strategy stopped for a person.
         const [flagged] = await tx
