@@ -9,6 +9,7 @@ import {
   runCycle,
 } from '../../src/engine/index.js';
 import type { DcaStrategy, Strategy } from '../../src/strategy/index.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
 
 /**
@@ -22,11 +23,24 @@ describe('approvals and envelopes', () => {
   let control: ApprovalControl;
   let nameCount = 0;
 
+  let test: TestDatabase;
+
   beforeAll(async () => {
-    bench = await startEngineBench({ replicaId: 'replica-a' });
+    // Every message to one channel, so the outbox rows written with each fact can be read back.
+    test = await createTestDatabase(undefined, { routeNotifications: () => ['desk'] });
+    bench = await startEngineBench({ replicaId: 'replica-a', test });
     control = createApprovalControl(bench.database);
   });
-  afterAll(() => bench.close());
+  afterAll(async () => {
+    await bench.close();
+    await test.drop();
+  });
+
+  /** The outbox messages of one parked cycle, oldest first. */
+  async function messagesOf(cycleId: number) {
+    const recent = await bench.database.notifications.listRecent(500);
+    return recent.filter((message) => message.subject === `cycle:${cycleId}`).reverse();
+  }
 
   /** A strategy of its own per test, every order needing two people (or an envelope). */
   function guarded(overrides: Partial<DcaStrategy> = {}): DcaStrategy {
@@ -151,6 +165,10 @@ describe('approvals and envelopes', () => {
       ['ana', 'approval.approve'],
       ['bruno', 'approval.approve'],
     ]);
+    const messages = await messagesOf(cycleId);
+    expect(messages.map((message) => message.type)).toEqual(['approval_needed', 'approval_decided']);
+    expect(messages[0]!.data).toMatchObject({ approversRequired: 2, quoteId: parkedQuoteId });
+    expect(messages[1]!.data).toMatchObject({ decision: 'approved', by: ['ana', 'bruno'] });
   });
 
   it('rejects a parked cycle with the reason: it ends without an order', async () => {
@@ -166,6 +184,8 @@ describe('approvals and envelopes', () => {
     expect((await resumeWith(subject)).approvals?.resumed).toEqual([]);
     const [row] = await openConsoleStore(bench.database).audit.list({ limit: 1 });
     expect(row).toMatchObject({ actor: 'bruno', action: 'approval.reject', after: { reason: 'not this week' } });
+    const decided = (await messagesOf(cycleId)).at(-1);
+    expect(decided).toMatchObject({ type: 'approval_decided', data: { decision: 'rejected', decisionReason: 'not this week' } });
   });
 
   it('expires a parked cycle past its timeout in the maintenance pass', async () => {
