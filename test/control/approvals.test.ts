@@ -9,8 +9,8 @@ import {
   runCycle,
 } from '../../src/engine/index.js';
 import type { DcaStrategy, Strategy } from '../../src/strategy/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 /**
  * Four-eyes control against the sandbox over HTTP and a real database: an order that needs approval either
@@ -129,7 +129,11 @@ describe('approvals and envelopes', () => {
     const subject = guarded();
     await activeEnvelope(subject, { maxOrder: '50.00', maxTotal: '1000.00' });
     const report = await bench.run(subject, freshSlot());
-    expect(report).toMatchObject({ outcome: 'awaiting-approval', reason: 'approval_required', orderId: null });
+    expect(report).toMatchObject({
+      outcome: 'awaiting-approval',
+      reason: 'approval_required',
+      orderId: null,
+    });
     const parkedQuoteId = report.quoteId;
     expect(parkedQuoteId).toMatch(/^[A-Za-z0-9]{8,9}$/);
     expect(bench.sandbox.ledger().some((order) => order.quoteId === parkedQuoteId)).toBe(false);
@@ -183,9 +187,16 @@ describe('approvals and envelopes', () => {
     });
     expect((await resumeWith(subject)).approvals?.resumed).toEqual([]);
     const [row] = await openConsoleStore(bench.database).audit.list({ limit: 1 });
-    expect(row).toMatchObject({ actor: 'bruno', action: 'approval.reject', after: { reason: 'not this week' } });
+    expect(row).toMatchObject({
+      actor: 'bruno',
+      action: 'approval.reject',
+      after: { reason: 'not this week' },
+    });
     const decided = (await messagesOf(cycleId)).at(-1);
-    expect(decided).toMatchObject({ type: 'approval_decided', data: { decision: 'rejected', decisionReason: 'not this week' } });
+    expect(decided).toMatchObject({
+      type: 'approval_decided',
+      data: { decision: 'rejected', decisionReason: 'not this week' },
+    });
   });
 
   it('expires a parked cycle past its timeout in the maintenance pass', async () => {
@@ -196,7 +207,9 @@ describe('approvals and envelopes', () => {
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
     expect((await resumeWith(subject)).approvals?.expired).toBe(0);
     const later = new Date(Date.now() + 61_000);
-    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(1);
+    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(
+      1,
+    );
     expect(await bench.database.cycles.get(cycleId)).toMatchObject({
       state: 'approval_expired',
       reasonCode: 'approval_expired',
@@ -243,7 +256,10 @@ describe('two replicas racing for the last room in an envelope', () => {
   let replicaB: EngineContext;
 
   beforeAll(async () => {
-    bench = await startEngineBench({ replicaId: 'replica-a', sandbox: { faults: { quote: { latencyMs: 20 } } } });
+    bench = await startEngineBench({
+      replicaId: 'replica-a',
+      sandbox: { faults: { quote: { latencyMs: 20 } } },
+    });
     second = bench.test.url ? await openDatabase({ url: bench.test.url, maxConnections: 5 }) : bench.database;
     replicaB = {
       ...bench.context,
