@@ -10,7 +10,7 @@ import {
 } from '../../src/engine/index.js';
 import type { DcaStrategy, Strategy } from '../../src/strategy/index.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
 /**
  * Four-eyes control against the sandbox over HTTP and a real database: an order that needs approval either
@@ -18,7 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
  * the quote it saw; people approve (two distinct ones), reject, or let it expire; an approved cycle is run
  * by the maintenance pass on a fresh quote, within the approved maximum price.
  */
-describe('approvals and envelopes', () => {
+describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
   let bench: EngineBench;
   let control: ApprovalControl;
   let nameCount = 0;
@@ -27,7 +27,7 @@ describe('approvals and envelopes', () => {
 
   beforeAll(async () => {
     // Every message to one channel, so the outbox rows written with each fact can be read back.
-    test = await createTestDatabase(undefined, { routeNotifications: () => ['desk'] });
+    test = await createTestDatabase(backend, { routeNotifications: () => ['desk'] });
     bench = await startEngineBench({ replicaId: 'replica-a', test });
     control = createApprovalControl(bench.database);
   });

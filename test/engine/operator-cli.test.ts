@@ -88,10 +88,10 @@ describe('resolve and unhalt', () => {
 
   it('resolve --order adopts the order for the unsure cycle; the same order cannot go to another cycle', async () => {
     const [first, second] = unsure as [number, number];
-    const adopted = await runCommand(
-      ['resolve', String(first), '--order', orderIds[0]!, '--json'],
-      { ...env, TREASURY_ACTOR: 'olga' },
-    );
+    const adopted = await runCommand(['resolve', String(first), '--order', orderIds[0]!, '--json'], {
+      ...env,
+      TREASURY_ACTOR: 'olga',
+    });
     expect(adopted.stderr).not.toContain('"level":50');
     expect(adopted.code).toBe(0);
     expect(JSON.parse(adopted.stdout)).toEqual({
@@ -140,8 +140,16 @@ describe('resolve and unhalt', () => {
     expect(JSON.parse(lifted.stdout)).toEqual({ strategy: NAME, halted: false, wasHalted: true });
     await withDatabase(async (database) => {
       const [unhalted, notPlaced] = await openConsoleStore(database).audit.list({ limit: 2 });
-      expect(notPlaced).toMatchObject({ actor: 'olga', action: 'cycle.reconcile', subject: `cycle:${second}` });
-      expect(unhalted).toMatchObject({ actor: 'pedro', action: 'strategy.resume', subject: `strategy:${NAME}` });
+      expect(notPlaced).toMatchObject({
+        actor: 'olga',
+        action: 'cycle.reconcile',
+        subject: `cycle:${second}`,
+      });
+      expect(unhalted).toMatchObject({
+        actor: 'pedro',
+        action: 'strategy.resume',
+        subject: `strategy:${NAME}`,
+      });
     });
     const twice = await runCommand(['unhalt', NAME], env);
     expect(twice).toMatchObject({ code: 0, stdout: `strategy ${NAME} was not halted\n` });
