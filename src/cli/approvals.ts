@@ -82,14 +82,15 @@ export function registerApprovalCommands(program: Command): void {
     .description('reject a parked cycle: it ends without an order')
     .argument('<cycle-id>', 'the parked cycle (see `approvals`)')
     .option('--by <person>', 'who rejects (default TREASURY_ACTOR)')
-    .requiredOption('--reason <text>', 'why, for the record')
+    .option('--reason <text>', 'why, for the record (required)')
     .option('--json', 'print one JSON document on stdout')
-    .action((cycleText: string, flags: ByFlag & { reason: string }) =>
+    .action((cycleText: string, flags: ByFlag & { reason?: string }) =>
       withControl(async (control) => {
         const cycleId = parseId('CYCLE_ID', cycleText);
         const person = personOf(flags);
-        const cycle = await control.reject(cycleId, person, flags.reason);
-        if (flags.json) printJson({ cycleId, state: cycle.state, reason: flags.reason }, []);
+        const reason = required('--reason', flags.reason);
+        const cycle = await control.reject(cycleId, person, reason);
+        if (flags.json) printJson({ cycleId, state: cycle.state, reason }, []);
         else printLines([`cycle ${cycleId}: rejected by ${person}`], []);
       }),
     );
@@ -100,33 +101,33 @@ export function registerApprovalCommands(program: Command): void {
   envelope
     .command('add')
     .description('a new envelope, active once the strategy’s approvers (not its creator) approve it')
-    .requiredOption('--strategy <name>', 'the strategy whose cycles it covers')
-    .requiredOption('--max-order <amount>', 'the largest order cost (fiat) it covers')
-    .requiredOption('--max-total <amount>', 'the most all orders charged to it may cost together')
+    .option('--strategy <name>', 'the strategy whose cycles it covers (required)')
+    .option('--max-order <amount>', 'the largest order cost (fiat) it covers (required)')
+    .option('--max-total <amount>', 'the most all orders charged to it may cost together (required)')
     .option('--max-price <price>', 'the highest quote price it covers')
-    .requiredOption('--from <iso>', 'start, ISO 8601')
-    .requiredOption('--until <iso>', 'end (exclusive), ISO 8601')
+    .option('--from <iso>', 'start, ISO 8601 (required)')
+    .option('--until <iso>', 'end (exclusive), ISO 8601 (required)')
     .option('--by <person>', 'who creates it (default TREASURY_ACTOR)')
     .option('--json', 'print one JSON document on stdout')
     .action(
       (
         flags: ByFlag & {
-          strategy: string;
-          maxOrder: string;
-          maxTotal: string;
+          strategy?: string;
+          maxOrder?: string;
+          maxTotal?: string;
           maxPrice?: string;
-          from: string;
-          until: string;
+          from?: string;
+          until?: string;
         },
       ) =>
         withControl(async (control) => {
           const input = {
-            strategy: flags.strategy,
-            maxOrder: parseAmount(flags.maxOrder, '--max-order'),
-            maxTotal: parseAmount(flags.maxTotal, '--max-total'),
+            strategy: required('--strategy', flags.strategy),
+            maxOrder: parseAmount(required('--max-order', flags.maxOrder), '--max-order'),
+            maxTotal: parseAmount(required('--max-total', flags.maxTotal), '--max-total'),
             maxPrice: flags.maxPrice === undefined ? null : parseAmount(flags.maxPrice, '--max-price'),
-            validFrom: parseInstant('--from', flags.from)!,
-            validUntil: parseInstant('--until', flags.until)!,
+            validFrom: parseInstant('--from', required('--from', flags.from))!,
+            validUntil: parseInstant('--until', required('--until', flags.until))!,
           };
           const created = await control.addEnvelope(input, personOf(flags));
           printEnvelope(
@@ -219,6 +220,15 @@ function personOf(flags: ByFlag, env: NodeJS.ProcessEnv = process.env): string {
   const person = flags.by?.trim() || env.TREASURY_ACTOR?.trim();
   if (!person) throw new CliArgumentError('say who acts: give --by PERSON or set TREASURY_ACTOR');
   return person;
+}
+
+/**
+ * A required option, checked here rather than by commander so that its absence is one line on stderr like
+ * every other bad argument (commander would add the command's help).
+ */
+function required(option: string, value: string | undefined): string {
+  if (value === undefined || value.trim() === '') throw new CliArgumentError(`${option} is required`);
+  return value;
 }
 
 function parseId(name: string, text: string): number {

@@ -180,6 +180,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     const report = await bench.run(subject, freshSlot());
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
     await control.approve(cycleId, 'ana');
+    await expect(control.reject(cycleId, 'bruno', '  ')).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     const rejected = await control.reject(cycleId, 'bruno', 'not this week');
     expect(rejected).toMatchObject({ state: 'rejected', reasonCode: 'approval_rejected' });
     await expect(control.approve(cycleId, 'carla')).rejects.toMatchObject({
