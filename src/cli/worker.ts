@@ -54,6 +54,7 @@ export function registerWorkerCommands(program: Command): void {
   program
     .command('reconcile')
     .description('recover abandoned cycles and match unsure order attempts against the service now')
+    .option('--by <person>', 'who runs it, for the audit log (default TREASURY_ACTOR, else cli:<login>)')
     .option('--json', 'print one JSON document on stdout')
     .action(runReconcile);
 }
@@ -143,7 +144,7 @@ async function switchControl(
   }
 }
 
-async function runReconcile(flags: { json?: boolean }): Promise<void> {
+async function runReconcile(flags: { json?: boolean; by?: string }): Promise<void> {
   let app: App | undefined;
   try {
     app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
@@ -155,6 +156,13 @@ async function runReconcile(flags: { json?: boolean }): Promise<void> {
     }
     await app.start();
     const report = await new Maintenance(app.context).runOnce();
+    // A person ran it: the audit log says who, and what the pass did.
+    await openConsoleStore(app.context.database).audit.append({
+      actor: flags.by?.trim() || commandLineActor(),
+      action: 'reconcile.run',
+      subject: 'reconcile',
+      after: report,
+    });
     if (flags.json) printJson(report, []);
     else printLines(renderRecord(report), []);
     if (report.errors.length > 0) process.exitCode = 1;

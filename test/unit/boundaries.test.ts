@@ -139,8 +139,7 @@ describe('module boundaries of src/', () => {
     const local = ({ target }: Import) => !target.startsWith('node:') && target.endsWith('.ts');
     expect(
       violations(
-        (entry) =>
-          moduleOf(entry.from) === 'control' && local(entry) && !allowed.has(moduleOf(entry.target)),
+        (entry) => moduleOf(entry.from) === 'control' && local(entry) && !allowed.has(moduleOf(entry.target)),
       ),
     ).toEqual([]);
     expect(
