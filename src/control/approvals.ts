@@ -17,7 +17,7 @@ import {
 import type { Decimal } from '../money.js';
 
 /** A person's name, as the console's people are named (letters, digits, `.`, `_`, `-`, `@`; up to 64). */
-const PERSON = /^[A-Za-z0-9._@-]{1,64}$/;
+export const PERSON_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 
 /** Longest rejection reason kept. */
 const REASON_MAX = 500;
@@ -99,7 +99,7 @@ export function createApprovalControl(database: Database): ApprovalControl {
 }
 
 function checkPerson(person: string): void {
-  if (!PERSON.test(person)) {
+  if (!PERSON_NAME.test(person)) {
     throw new ApprovalError(
       'PERSON_INVALID',
       `the person must be 1 to 64 letters, digits, ., _, - or @ (got ${JSON.stringify(person)})`,
