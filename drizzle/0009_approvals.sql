@@ -76,7 +76,8 @@ BEGIN
       ('awaiting_approval', 'approved'),
       ('awaiting_approval', 'rejected'),
       ('awaiting_approval', 'approval_expired'),
-      ('approved', 'claimed')
+      ('approved', 'claimed'),
+      ('approved', 'approval_expired')
   ) THEN
     RAISE EXCEPTION 'illegal cycle move % -> % (cycle %)', OLD.state, NEW.state, OLD.id
       USING ERRCODE = 'check_violation';
