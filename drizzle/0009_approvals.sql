@@ -1,6 +1,5 @@
 CREATE TABLE "approval_requests" (
 	"cycle_id" bigint PRIMARY KEY NOT NULL,
-	"strategy" text NOT NULL,
 	"approvers_required" integer NOT NULL,
 	"parked_at" timestamp with time zone NOT NULL,
 	"expires_at" timestamp with time zone NOT NULL,

@@ -273,7 +273,6 @@ async function park(
   const { approversRequired, expiresAt, defaultMaxPrice } = verdict.approval;
   await tx.insert(approvalRequests).values({
     cycleId: id,
-    strategy: row.strategy,
     approversRequired,
     parkedAt: now,
     expiresAt,
