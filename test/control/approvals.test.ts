@@ -336,4 +336,30 @@ describe('two replicas racing for the last room in an envelope', () => {
       expect(listed!.spent.lessThanOrEqualTo(listed!.maxTotal)).toBe(true);
     }
   });
+
+  it('runs an approved cycle exactly once when both replicas look for it at the same moment', async () => {
+    const control = createApprovalControl(bench.database);
+    const subject = strategy({
+      name: 'approved-race',
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+    await recordStrategiesSeen(bench.context, [subject]);
+    const parked = await runCycle(bench.context, {
+      strategy: subject,
+      slot: freshSlot(),
+      trigger: 'schedule',
+    });
+    expect(parked.outcome).toBe('awaiting-approval');
+    const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+    await control.approve(waiting!.cycle.id, 'ana');
+    const passes = await Promise.all(
+      [bench.context, replicaB].map((context) =>
+        new Maintenance(context, { strategies: () => [subject] }).runOnce(),
+      ),
+    );
+    const resumed = passes.flatMap((pass) => pass.approvals?.resumed ?? []);
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]).toMatchObject({ outcome: 'placed' });
+    expect(bench.sandbox.ledger().filter((order) => order.quoteId === resumed[0]!.quoteId)).toHaveLength(1);
+  });
 });
