@@ -237,9 +237,9 @@ export function createOrdersRepository(
       record(cycleId, 'cycle', order, options.nextCheckAt, options.source),
     async recordPlacedWithCycle(cycleId, order, move, options = {}) {
       assertLegalTransition(move.from, 'placed');
-      // The usual case in one statement. A discrepancy (flag and halt), a message to write with the fact,
-      // or an order already recorded (adopt or read it) take the transaction below.
-      if (!move.discrepancy?.length && !outbox.announces('order_placed')) {
+      // The usual case in one statement. A discrepancy (flag and halt), a message or an audit row to write
+      // with the fact, or an order already recorded (adopt or read it) take the transaction below.
+      if (!move.discrepancy?.length && !outbox.announces('order_placed') && !options.audit) {
         const now = clock();
         const status = order.status ?? 'pending';
         const [row] = await placeOnPool.execute({
