@@ -14,6 +14,7 @@ import { commandLineActor } from './people.js';
 import { printErrorLine, printJson, printLines, renderRecord } from './terminal.js';
 
 interface ResolveFlags {
+  by?: string;
   order?: string;
   notPlaced?: boolean;
   json?: boolean;
@@ -38,6 +39,7 @@ export function registerOperatorCommands(program: Command): void {
     .argument('<cycle-id>', 'the unsure cycle (see `status`)')
     .option('--order <service-order-id>', "the service's order id of the order this cycle placed")
     .option('--not-placed', 'the cycle placed no order')
+    .option('--by <person>', 'who decides, for the audit log (default TREASURY_ACTOR, else cli:<login>)')
     .option('--json', 'print one JSON document on stdout')
     .action((cycleId: string, flags: ResolveFlags) => runResolve(cycleId, flags));
 
@@ -45,8 +47,9 @@ export function registerOperatorCommands(program: Command): void {
     .command('unhalt')
     .description('lift the halt of a strategy once none of its cycles is unsure')
     .argument('<strategy>', 'the strategy name')
+    .option('--by <person>', 'who decides, for the audit log (default TREASURY_ACTOR, else cli:<login>)')
     .option('--json', 'print one JSON document on stdout')
-    .action((name: string, flags: { json?: boolean }) => runUnhalt(name, flags));
+    .action((name: string, flags: { json?: boolean; by?: string }) => runUnhalt(name, flags));
 }
 
 async function runResolve(cycleText: string, flags: ResolveFlags): Promise<void> {
@@ -58,9 +61,9 @@ async function runResolve(cycleText: string, flags: ResolveFlags): Promise<void>
     const result =
       flags.order === undefined
         ? await withDatabase((database) =>
-            resolveUnsureCycle({ database }, cycleId, { kind: 'not_placed' }, commandLineActor()),
+            resolveUnsureCycle({ database }, cycleId, { kind: 'not_placed' }, actorOf(flags)),
           )
-        : await resolveWithService(cycleId, flags.order);
+        : await resolveWithService(cycleId, flags.order, actorOf(flags));
     if (flags.json) printJson(summaryOf(result), []);
     else printLines(describeResolution(result), []);
   } catch (error) {
@@ -70,7 +73,11 @@ async function runResolve(cycleText: string, flags: ResolveFlags): Promise<void>
 }
 
 /** Adoption reads the order from the purchase service, so it needs the real one: a fresh sandbox holds none. */
-async function resolveWithService(cycleId: number, serviceOrderId: string): Promise<ResolveResult> {
+async function resolveWithService(
+  cycleId: number,
+  serviceOrderId: string,
+  actor: string,
+): Promise<ResolveResult> {
   const app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
   try {
     if (app.settings.api.url === undefined) {
@@ -81,20 +88,17 @@ async function resolveWithService(cycleId: number, serviceOrderId: string): Prom
     }
     await app.start();
     const { database, client } = app.context;
-    return await resolveUnsureCycle(
-      { database, client },
-      cycleId,
-      { kind: 'order', serviceOrderId },
-      commandLineActor(),
-    );
+    return await resolveUnsureCycle({ database, client }, cycleId, { kind: 'order', serviceOrderId }, actor);
   } finally {
     await app.stop();
   }
 }
 
-async function runUnhalt(name: string, flags: { json?: boolean }): Promise<void> {
+async function runUnhalt(name: string, flags: { json?: boolean; by?: string }): Promise<void> {
   try {
-    const { strategy, wasHalted } = await withDatabase((database) => clearStrategyHalt(database, name));
+    const { strategy, wasHalted } = await withDatabase((database) =>
+      clearStrategyHalt(database, name, actorOf(flags)),
+    );
     const report = { strategy: strategy.name, halted: strategy.haltedAt !== null, wasHalted };
     if (flags.json) printJson(report, []);
     else printLines([wasHalted ? `strategy ${name}: halt lifted` : `strategy ${name} was not halted`], []);
@@ -112,6 +116,11 @@ async function withDatabase<T>(work: (database: Database) => Promise<T>): Promis
   } finally {
     await database.close();
   }
+}
+
+/** Who an operator decision is recorded as: `--by`, else TREASURY_ACTOR, else the login name. */
+function actorOf(flags: { by?: string }): string {
+  return flags.by?.trim() || commandLineActor();
 }
 
 function parseCycleId(text: string): number {

@@ -10,8 +10,8 @@ import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { openDatabaseFromSettings } from '../app.js';
 import { loadSettings } from '../config/index.js';
-import { PERSON_NAME } from '../console/actions.js';
 import { hashPassword } from '../console/passwords.js';
+import { PERSON_NAME } from '../control/index.js';
 import { type ConsoleStore, openConsoleStore, ROLES, type Role } from '../db/index.js';
 import { cell, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerApiCommands } from './api.js';
+import { registerApprovalCommands } from './approvals.js';
 import { registerBacktestCommands } from './backtest.js';
 import { registerConsoleCommands } from './console.js';
 import { registerNotifyCommands } from './notify.js';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerApiCommands(program);
+  registerApprovalCommands(program);
   registerConsoleCommands(program);
   registerBacktestCommands(program);
   registerDbCommands(program);

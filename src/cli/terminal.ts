@@ -85,14 +85,15 @@ export class CliArgumentError extends Error {
   readonly code = 'INVALID_ARGUMENT';
 }
 
-export function parseAmount(text: string): Decimal {
+/** A positive decimal argument; `name` is how the error names it (the argument or the option). */
+export function parseAmount(text: string, name = 'AMOUNT'): Decimal {
   try {
-    const amount = parseDecimal(text, 'AMOUNT');
+    const amount = parseDecimal(text, name);
     if (amount.gt(0)) return amount;
   } catch {
     // Reported below with the expected form.
   }
-  throw new CliArgumentError(`AMOUNT must be a positive decimal like 2500.00 (got ${JSON.stringify(text)})`);
+  throw new CliArgumentError(`${name} must be a positive decimal like 2500.00 (got ${JSON.stringify(text)})`);
 }
 
 export function parseSymbol(text: string): string {

@@ -3,7 +3,6 @@
  * switch (`pause`, `resume`) and `reconcile`. Results go to stdout (one JSON document with --json); log
  * lines of `once` and the admin commands go to stderr so they never mix with results.
  */
-import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { App, openDatabaseFromSettings } from '../app.js';
@@ -18,6 +17,7 @@ import {
   runCycle,
 } from '../engine/index.js';
 import { loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
+import { commandLineActor } from './people.js';
 import { cell, printErrorLine, printJson, printLines, renderRecord, renderTable } from './terminal.js';
 
 export function registerWorkerCommands(program: Command): void {
@@ -40,18 +40,21 @@ export function registerWorkerCommands(program: Command): void {
     .command('pause')
     .description('kill switch: every replica stops placing orders within a second')
     .option('--reason <text>', 'why, for the record')
+    .option('--by <person>', 'who pauses, for the audit log (default TREASURY_ACTOR, else cli:<login>)')
     .option('--json', 'print one JSON document on stdout')
-    .action((flags: { reason?: string; json?: boolean }) => switchControl('pause', flags));
+    .action((flags: { reason?: string; by?: string; json?: boolean }) => switchControl('pause', flags));
 
   program
     .command('resume')
     .description('release the kill switch')
+    .option('--by <person>', 'who resumes, for the audit log (default TREASURY_ACTOR, else cli:<login>)')
     .option('--json', 'print one JSON document on stdout')
-    .action((flags: { json?: boolean }) => switchControl('resume', flags));
+    .action((flags: { by?: string; json?: boolean }) => switchControl('resume', flags));
 
   program
     .command('reconcile')
     .description('recover abandoned cycles and match unsure order attempts against the service now')
+    .option('--by <person>', 'who runs it, for the audit log (default TREASURY_ACTOR, else cli:<login>)')
     .option('--json', 'print one JSON document on stdout')
     .action(runReconcile);
 }
@@ -112,12 +115,16 @@ function tolerateLostConnectionRejections(app: App): void {
   });
 }
 
-async function switchControl(action: 'pause' | 'resume', flags: { reason?: string; json?: boolean }) {
+async function switchControl(
+  action: 'pause' | 'resume',
+  flags: { reason?: string; by?: string; json?: boolean },
+) {
   try {
     const settings = loadSettings({ env: process.env });
     const { database } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
     try {
-      const by = `${userInfo().username}@${hostname()} (cli)`;
+      // The same person as every other command-line decision in the audit log (README, Audit log).
+      const by = flags.by?.trim() || commandLineActor();
       // Through the console's audited actions: the switch and its audit row in one transaction.
       const { actions } = openConsoleStore(database);
       const state =
@@ -137,7 +144,7 @@ async function switchControl(action: 'pause' | 'resume', flags: { reason?: strin
   }
 }
 
-async function runReconcile(flags: { json?: boolean }): Promise<void> {
+async function runReconcile(flags: { json?: boolean; by?: string }): Promise<void> {
   let app: App | undefined;
   try {
     app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
@@ -149,6 +156,13 @@ async function runReconcile(flags: { json?: boolean }): Promise<void> {
     }
     await app.start();
     const report = await new Maintenance(app.context).runOnce();
+    // A person ran it: the audit log says who, and what the pass did.
+    await openConsoleStore(app.context.database).audit.append({
+      actor: flags.by?.trim() || commandLineActor(),
+      action: 'reconcile.run',
+      subject: 'reconcile',
+      after: report,
+    });
     if (flags.json) printJson(report, []);
     else printLines(renderRecord(report), []);
     if (report.errors.length > 0) process.exitCode = 1;

@@ -92,6 +92,15 @@ export const engineSchema = z.strictObject({
       maxPages: z.number().int().min(1).max(1_000).default(20),
     })
     .prefault({}),
+  approvals: z
+    .strictObject({
+      /**
+       * A parked cycle waiting longer than this for people is counted in treasury_approvals_waiting_long
+       * and logged (`alert: approval_waiting`) by the maintenance pass, which also expires and resumes them.
+       */
+      waitingAlertMs: positiveMs.default(15 * 60_000),
+    })
+    .prefault({}),
   /** Tolerances of the quote-sanity rule, fees included (see quoteChecksSchema above). */
   quoteChecks: quoteChecksSchema.prefault({}),
   reload: z

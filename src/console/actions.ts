@@ -3,6 +3,8 @@
  * needs, and the audited store call it makes. The server checks the session, the permission and the CSRF
  * token before any of them runs; the HTTP tests walk this table for every role.
  */
+
+import { PERSON_NAME } from '../control/index.js';
 import type { ConsoleSession, Role } from '../db/index.js';
 import { ROLES } from '../db/index.js';
 import { resolveUnsureCycle } from '../engine/index.js';
@@ -24,9 +26,6 @@ export interface ConsoleAction {
     body: Record<string, unknown>,
   ): Promise<void>;
 }
-
-/** A person's name: what `user add` and the users page accept. */
-export const PERSON_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 
 const text = (body: Record<string, unknown>, field: string): string => {
   const value = body[field];

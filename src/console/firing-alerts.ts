@@ -71,12 +71,13 @@ export async function alertsFiringNow(
     discrepancySince: new Date(now.getTime() - EVENT_WINDOW_MS),
     stuckBefore: new Date(now.getTime() - rules.stuckOrders.forMs),
   });
-  const [lastSuccess, interval] = facts
+  const [lastSuccess, interval, waitingLong] = facts
     ? await Promise.all([
         facts.gauge('lastSuccessfulCycle', 'strategy'),
         facts.gauge('strategyInterval', 'strategy'),
+        facts.gauge('approvalsWaitingLong'),
       ])
-    : [new Map<string, number>(), new Map<string, number>()];
+    : [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
   const fromProcess = (evaluate: (facts: ProcessFacts) => string[]): AlertVerdict =>
     facts ? { firing: evaluate(facts) } : { unknown: NO_PROCESS };
   const { control, strategies } = records;
@@ -114,6 +115,11 @@ export async function alertsFiringNow(
           : [],
     },
     strategyHalted: { firing: halted.map((s) => `${s.name}: ${s.haltReason ?? 'halted'}`) },
+    // The worker's maintenance pass counts them against its own threshold (engine.approvals.waitingAlertMs).
+    approvalsWaiting: fromProcess(() => {
+      const waiting = waitingLong.get('') ?? 0;
+      return waiting > 0 ? [`${waiting} cycle(s) waiting long for approval (treasury-bot approvals)`] : [];
+    }),
     orderDiscrepancy: {
       firing:
         counts.discrepanciesSince > 0

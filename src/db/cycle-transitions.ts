@@ -14,6 +14,10 @@ export const CYCLE_STATES = [
   'unsure',
   'dry_run',
   'not_placed',
+  'awaiting_approval',
+  'approved',
+  'rejected',
+  'approval_expired',
 ] as const;
 export type CycleState = (typeof CYCLE_STATES)[number];
 
@@ -21,12 +25,15 @@ export type CycleState = (typeof CYCLE_STATES)[number];
  * The legal moves of a cycle: the one source of them. `claimed → submitting` is the intent committed with
  * the quote in one statement; `submitting → quoted` is the fresh quote after the service answered 400 for
  * an expired one; `unsure` waits for reconciliation to find the order or prove it absent (`not_placed`).
- * Every state with no move is final. The database refuses any other move too (migration
+ * A cycle that needs a person's approval and fits no envelope parks in `awaiting_approval` with the quote it
+ * saw (no order, no intent); the last approval moves it to `approved`, and the replica that claims it back
+ * (`approved → claimed`, a compare-and-set) runs it again on a fresh quote. `rejected` and `approval_expired`
+ * end a parked cycle without an order (an approved one expires too when no replica claims it in time). Every state with no move is final. The database refuses any other move too (migration
  * 0003_cycle_legal_moves, whose pairs a test holds equal to this table), so no statement can bypass it.
  */
 export const LEGAL_MOVES: Readonly<Record<CycleState, readonly CycleState[]>> = {
-  claimed: ['quoted', 'submitting', 'skipped', 'failed'],
-  quoted: ['submitting', 'skipped', 'failed', 'dry_run'],
+  claimed: ['quoted', 'submitting', 'skipped', 'failed', 'awaiting_approval'],
+  quoted: ['submitting', 'skipped', 'failed', 'dry_run', 'awaiting_approval'],
   submitting: ['placed', 'failed', 'unsure', 'quoted'],
   unsure: ['placed', 'not_placed'],
   placed: [],
@@ -34,6 +41,10 @@ export const LEGAL_MOVES: Readonly<Record<CycleState, readonly CycleState[]>> = 
   failed: [],
   dry_run: [],
   not_placed: [],
+  awaiting_approval: ['approved', 'rejected', 'approval_expired'],
+  approved: ['claimed', 'approval_expired'],
+  rejected: [],
+  approval_expired: [],
 };
 
 export function isLegalTransition(from: CycleState, to: CycleState): boolean {
@@ -52,4 +63,10 @@ export function isFinalState(state: CycleState): boolean {
 export const MONEY_MAY_HAVE_LEFT: readonly CycleState[] = ['submitting', 'placed', 'unsure'];
 
 /** States whose order may exist without the service having confirmed it: credit guards count them in full. */
+/**
+ * Parked cycles: no money has left, but their quote's cost is reserved against the strategy's budgets until
+ * they end, so that approving one cannot overrun a cap that other cycles filled meanwhile.
+ */
+export const RESERVED_FOR_APPROVAL: readonly CycleState[] = ['awaiting_approval', 'approved'];
+
 export const ORDER_UNCONFIRMED: readonly CycleState[] = ['submitting', 'unsure'];

@@ -4,6 +4,7 @@ import {
   type DatabaseKind,
   type ReservedConnection,
 } from './connection.js';
+import { type ApprovalsRepository, createApprovalsRepository } from './repositories/approvals.js';
 import { type BalancesRepository, createBalancesRepository } from './repositories/balances.js';
 import { type ControlRepository, createControlRepository } from './repositories/control.js';
 import { type CyclesRepository, createCyclesRepository } from './repositories/cycles.js';
@@ -47,6 +48,8 @@ export interface Database {
   readonly control: ControlRepository;
   readonly replicas: ReplicasRepository;
   readonly notifications: NotificationsRepository;
+  /** Parked cycles, envelopes and the people's approvals of both (four-eyes control). */
+  readonly approvals: ApprovalsRepository;
   /** Throws DatabaseError DB_UNAVAILABLE when the database does not answer. */
   ping(): Promise<void>;
   /**
@@ -91,6 +94,7 @@ export function createDatabase(
     control: createControlRepository(db, clock, notifications),
     replicas: createReplicasRepository(db, clock, notifications),
     notifications,
+    approvals: createApprovalsRepository(db, clock, notifications),
     ping: () => connection.ping(),
     withReservedConnection: (work) => connection.withReservedConnection(work),
     withSessionLock: (key, work) =>

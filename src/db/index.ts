@@ -31,6 +31,16 @@ export {
   reportQueries,
   type SkipAggregate,
 } from './report-queries.js';
+export {
+  ApprovalError,
+  type ApprovalErrorCode,
+  type ApprovalsRepository,
+  type ClaimedApproval,
+  type CycleApprovalResult,
+  type Envelope,
+  type EnvelopeInput,
+  type ParkedCycle,
+} from './repositories/approvals.js';
 export type { AuditAction, AuditEntry, AuditRecord, AuditRepository } from './repositories/audit.js';
 export type { BalancesRepository } from './repositories/balances.js';
 export { ConsoleActionError, type ConsoleActions } from './repositories/console-actions.js';
@@ -39,12 +49,14 @@ export { type ConsoleStore, openConsoleStore } from './repositories/console-stor
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository } from './repositories/cycles.js';
 export type {
+  ApprovalNeed,
   IntentDecision,
   IntentGuard,
   IntentMove,
   IntentPatch,
   IntentResult,
   IntentVerdict,
+  ParkedApproval,
 } from './repositories/intent.js';
 export type {
   DigestFigures,

@@ -73,6 +73,8 @@ export const cycles = pgTable(
      * quoted (`[{ field, expected, got }]`); null when it agrees. Set, the strategy is halted for a person.
      */
     discrepancy: jsonb('discrepancy'),
+    /** The envelope this cycle's order was charged to, when it needed approval and fitted one. */
+    envelopeId: bigint('envelope_id', { mode: 'number' }).references((): AnyPgColumn => envelopes.id),
   },
   (table) => [
     uniqueIndex('cycles_strategy_slot_key').on(table.strategy, table.slot),
@@ -83,6 +85,8 @@ export const cycles = pgTable(
     index('cycles_strategy_submitted_idx').on(table.strategy, table.submittedAt),
     // Ownership of a listed order by its quoteId, for the external scan.
     index('cycles_quote_id_idx').on(table.quoteId),
+    // The room left in an envelope: the cost of the cycles charged to it.
+    index('cycles_envelope_idx').on(table.envelopeId).where(sql`${table.envelopeId} is not null`),
     check('cycles_trigger_check', sql`${table.trigger} in ('schedule', 'once', 'missed')`),
     check(
       'cycles_state_check',
@@ -327,4 +331,83 @@ export const auditLog = pgTable(
     after: jsonb('after'),
   },
   (table) => [index('audit_log_at_idx').on(table.at)],
+);
+
+/**
+ * What people approved in advance: a strategy's cycles that need approval may buy within it at once (order
+ * at most `max_order`, all its orders at most `max_total`, the quote's price at most `max_price`, between
+ * `valid_from` and `valid_until`). Active from `active_at`, set when `approvers_required` distinct people
+ * other than its creator approved it; revoked envelopes never charge again.
+ */
+export const envelopes = pgTable(
+  'envelopes',
+  {
+    id: id(),
+    strategy: text('strategy')
+      .notNull()
+      .references(() => strategies.name),
+    maxOrder: moneyColumn('max_order').notNull(),
+    maxTotal: moneyColumn('max_total').notNull(),
+    maxPrice: moneyColumn('max_price'),
+    validFrom: instant('valid_from').notNull(),
+    validUntil: instant('valid_until').notNull(),
+    approversRequired: integer('approvers_required').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: instant('created_at').notNull(),
+    activeAt: instant('active_at'),
+    revokedAt: instant('revoked_at'),
+    revokedBy: text('revoked_by'),
+  },
+  (table) => [
+    index('envelopes_strategy_idx').on(table.strategy, table.validUntil),
+    check('envelopes_window_check', sql`${table.validFrom} < ${table.validUntil}`),
+    check('envelopes_approvers_check', sql`${table.approversRequired} >= 1`),
+  ],
+);
+
+/**
+ * A parked cycle's request for approval, written with the move to `awaiting_approval`: the rule's figures
+ * as they were (required approvers, deadline, the parked quote's price and the default maximum price of the
+ * fresh quote) and, once decided, the decision.
+ */
+export const approvalRequests = pgTable(
+  'approval_requests',
+  {
+    cycleId: bigint('cycle_id', { mode: 'number' })
+      .primaryKey()
+      .references(() => cycles.id),
+    approversRequired: integer('approvers_required').notNull(),
+    parkedAt: instant('parked_at').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    parkedPrice: moneyColumn('parked_price').notNull(),
+    defaultMaxPrice: moneyColumn('default_max_price').notNull(),
+    /** The price the fresh quote may have at most: the lowest any approver named, else the default. */
+    approvedMaxPrice: moneyColumn('approved_max_price'),
+    decision: text('decision'),
+    decidedAt: instant('decided_at'),
+    decidedBy: text('decided_by'),
+    reason: text('reason'),
+  },
+  (table) => [
+    index('approval_requests_open_idx').on(table.expiresAt).where(sql`${table.decision} is null`),
+    check('approval_requests_decision_check', sql`${table.decision} in ('approved', 'rejected', 'expired')`),
+  ],
+);
+
+/** One person's approval of a parked cycle or an envelope: a person counts once per subject. */
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: id(),
+    subjectKind: text('subject_kind').notNull(),
+    subjectId: bigint('subject_id', { mode: 'number' }).notNull(),
+    person: text('person').notNull(),
+    at: instant('at').notNull(),
+    /** For a cycle: the highest price this approver accepts for the fresh quote. */
+    maxPrice: moneyColumn('max_price'),
+  },
+  (table) => [
+    uniqueIndex('approvals_subject_person_key').on(table.subjectKind, table.subjectId, table.person),
+    check('approvals_subject_kind_check', sql`${table.subjectKind} in ('cycle', 'envelope')`),
+  ],
 );

@@ -60,6 +60,8 @@ export interface Cycle {
   leaseUntil: Date | null;
   /** What the service's record of the cycle's order says differently from the request and quote. */
   discrepancy: FigureDifference[] | null;
+  /** The envelope the order was charged to, when it needed approval and fitted one. */
+  envelopeId: number | null;
 }
 
 /** One figure of an order the service reports differently from what the cycle asked and was quoted. */

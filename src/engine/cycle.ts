@@ -3,15 +3,16 @@
  * the intent → order (placement.ts). Whatever happens, the cycle ends recorded with a reason code, and the
  * worker goes on with its other strategies.
  */
-import type { CycleTrigger } from '../db/index.js';
+import type { Cycle, CycleTrigger } from '../db/index.js';
 import { errorCodeOf, messageOf } from '../errors.js';
+import type { Decimal } from '../money.js';
 import { evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
 import { announceCycle } from './announce.js';
 import type { EngineContext } from './context.js';
 import { readCycleInputs } from './cycle-inputs.js';
 import { CycleRecord } from './cycle-record.js';
 import { withDatabase } from './engine-errors.js';
-import { traceAsJson } from './intent.js';
+import { type ApprovalState, traceAsJson } from './intent.js';
 import { type CycleReport, type EngineReason, reportOfCycle, unrecordedReport } from './outcomes.js';
 import { type CycleTiming, placeWithFreshQuotes } from './placement.js';
 
@@ -26,34 +27,54 @@ export async function runCycle(context: EngineContext, request: CycleRequest): P
   const { strategy, slot, trigger } = request;
   const startTick = performance.now();
   const timing: CycleTiming = { quotes: 0, quoteMs: null, quoteToOrderMs: null };
-  const facts = (cycleId: number | null, errorCode: string | null, successful = false) => ({
-    trigger,
-    cycleId,
-    errorCode,
-    ...timing,
-    cycleMs: performance.now() - startTick,
-    successful,
-  });
-
-  let claimed: Awaited<ReturnType<EngineContext['database']['cycles']['claimSlot']>>;
+  let claimed: Cycle | null;
   try {
     claimed = await withDatabase(context, 'claim_slot', () =>
       context.database.cycles.claimSlot({ strategy: strategy.name, slot, trigger, owner: context.replicaId }),
     );
   } catch (error) {
     const report = unrecordedReport(strategy.name, slot, 'failed', reasonOfError(error), strategy.amount);
-    return announceCycle(context, report, facts(null, errorCodeOf(error)), error);
+    return announceCycle(
+      context,
+      report,
+      factsOf(trigger, startTick, timing, null, errorCodeOf(error)),
+      error,
+    );
   }
   if (claimed === null) {
     const report = unrecordedReport(strategy.name, slot, 'skipped', 'slot_already_claimed', strategy.amount);
-    return announceCycle(context, report, facts(null, null));
+    return announceCycle(context, report, factsOf(trigger, startTick, timing, null, null));
   }
+  return driveClaimed(context, strategy, claimed, undefined, startTick, timing);
+}
 
+/**
+ * Runs a parked cycle people approved, which this replica just claimed back (`approved → claimed`): every
+ * rule again on a fresh quote, with the approved maximum price, and no approval asked again. Never throws.
+ */
+export function resumeApprovedCycle(
+  context: EngineContext,
+  strategy: Strategy,
+  claimed: Cycle,
+  approvedMaxPrice: Decimal,
+): Promise<CycleReport> {
+  const timing: CycleTiming = { quotes: 0, quoteMs: null, quoteToOrderMs: null };
+  return driveClaimed(context, strategy, claimed, { approvedMaxPrice }, performance.now(), timing);
+}
+
+async function driveClaimed(
+  context: EngineContext,
+  strategy: Strategy,
+  claimed: Cycle,
+  approval: ApprovalState,
+  startTick: number,
+  timing: CycleTiming,
+): Promise<CycleReport> {
   const record = new CycleRecord(context, claimed);
   let failure: unknown;
   let fallbackReason: EngineReason = 'internal_error';
   try {
-    await driveCycle(context, strategy, record, timing);
+    await driveCycle(context, strategy, record, timing, approval);
   } catch (error) {
     failure = error;
     fallbackReason = reasonOfError(error);
@@ -61,7 +82,19 @@ export async function runCycle(context: EngineContext, request: CycleRequest): P
   }
   const report = reportOfCycle(record.cycle, strategy.amount, fallbackReason);
   const errorCode = record.cycle.errorCode ?? (failure === undefined ? null : errorCodeOf(failure));
-  return announceCycle(context, report, facts(record.cycle.id, errorCode, isSuccessful(report)), failure);
+  const facts = factsOf(claimed.trigger, startTick, timing, record.cycle.id, errorCode, isSuccessful(report));
+  return announceCycle(context, report, facts, failure);
+}
+
+function factsOf(
+  trigger: CycleTrigger,
+  startTick: number,
+  timing: CycleTiming,
+  cycleId: number | null,
+  errorCode: string | null,
+  successful = false,
+) {
+  return { trigger, cycleId, errorCode, ...timing, cycleMs: performance.now() - startTick, successful };
 }
 
 async function driveCycle(
@@ -69,6 +102,7 @@ async function driveCycle(
   strategy: Strategy,
   record: CycleRecord,
   timing: CycleTiming,
+  approval: ApprovalState,
 ): Promise<void> {
   if (await withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused())) {
     await record.move('skipped', { reasonCode: 'paused' });
@@ -95,7 +129,7 @@ async function driveCycle(
     });
     return;
   }
-  await placeWithFreshQuotes(context, strategy, record, inputs, timing);
+  await placeWithFreshQuotes(context, strategy, record, inputs, timing, approval);
 }
 
 function reasonOfError(error: unknown): EngineReason {
@@ -137,5 +171,6 @@ async function settleAfterError(
 /** Placed, dry-run, or skipped by one of the strategy's rules: the automation did its job. */
 function isSuccessful(report: CycleReport): boolean {
   if (report.outcome === 'placed' || report.outcome === 'dry-run') return true;
+  if (report.outcome === 'awaiting-approval') return true;
   return report.outcome === 'skipped' && (REASON_CODES as readonly string[]).includes(report.reason);
 }

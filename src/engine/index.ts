@@ -11,12 +11,17 @@ export {
   watchQuoteToOrder,
 } from './concurrency.js';
 export type { EngineContext } from './context.js';
-export { type CycleRequest, runCycle } from './cycle.js';
+export { type CycleRequest, resumeApprovedCycle, runCycle } from './cycle.js';
 export { type QuoteDeadline, startQuoteDeadline } from './deadline.js';
 export { EngineError, type EngineErrorCode } from './engine-errors.js';
 export { KillSwitch } from './kill-switch.js';
 export { createLiveness, type Liveness } from './liveness.js';
-export { Maintenance, type MaintenanceReport } from './maintenance.js';
+export {
+  type ApprovalsResult,
+  Maintenance,
+  type MaintenanceOptions,
+  type MaintenanceReport,
+} from './maintenance.js';
 export { findMissedSlots, type MissedSlot } from './missed-slots.js';
 export {
   clearStrategyHalt,

@@ -7,10 +7,21 @@
  * again and runs the same pure decision on them; strategies without these rules keep the decision taken on
  * the quote and the single-statement commit.
  */
-import type { IntentDecision, IntentGuard, IntentPatch, JsonValue, QuoteInput } from '../db/index.js';
+import type {
+  ApprovalNeed,
+  IntentDecision,
+  IntentGuard,
+  IntentPatch,
+  IntentVerdict,
+  JsonValue,
+  QuoteInput,
+} from '../db/index.js';
+import { type Decimal, toDecimalText } from '../money.js';
 import {
   budgetPeriods,
+  defaultApprovedMaxPrice,
   evaluateQuote,
+  needsApproval,
   needsBalance,
   type RuleResult,
   type Strategy,
@@ -19,7 +30,16 @@ import type { EngineContext } from './context.js';
 import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
 
-/** Commits the intent or, when a rule fails on the fresh figures, finishes the cycle as skipped. */
+/**
+ * How approval applies to this attempt: a cycle people already approved carries the highest price its fresh
+ * quote may have and needs no approval again; any other cycle needs it when the strategy's rule says so.
+ */
+export type ApprovalState = { approvedMaxPrice: Decimal } | undefined;
+
+/**
+ * Commits the intent or, when a rule fails on the fresh figures, finishes the cycle as skipped; an order
+ * that needs approval is charged to an envelope or parks the cycle for people.
+ */
 export async function commitIntent(
   context: EngineContext,
   strategy: Strategy,
@@ -28,12 +48,28 @@ export async function commitIntent(
   inputs: CycleInputs,
   decided: IntentPatch,
   timeoutMs: number,
-): Promise<'commit' | 'skip'> {
-  const decision: IntentDecision = dependsOnOtherCycles(strategy)
-    ? { recheck: guardOf(context, strategy, quote, inputs, timeoutMs) }
-    : { stands: decided };
+  approval: ApprovalState,
+): Promise<IntentVerdict['action']> {
+  const approvalNeed =
+    approval === undefined && needsApproval(strategy, quote.totalCost)
+      ? approvalNeedOf(context, strategy, quote)
+      : undefined;
+  const decision: IntentDecision =
+    approvalNeed !== undefined || dependsOnOtherCycles(strategy)
+      ? { recheck: guardOf(context, strategy, quote, inputs, timeoutMs, approval, approvalNeed) }
+      : { stands: decided };
   const action = await record.commitIntent(quote, decision, timeoutMs);
-  if (action === 'skip') {
+  if (action === 'park') {
+    context.logger.info(
+      {
+        strategy: strategy.name,
+        slot: record.cycle.slot,
+        cycleId: record.cycle.id,
+        totalCost: quote.totalCost,
+      },
+      'the order needs approval and fits no active envelope: the cycle waits for people',
+    );
+  } else if (action === 'skip') {
     // Logged after the transaction: nothing slow while other replicas wait for the lock.
     context.logger.info(
       { strategy: strategy.name, slot: record.cycle.slot, reason: record.cycle.reasonCode },
@@ -53,16 +89,49 @@ function dependsOnOtherCycles(strategy: Strategy): boolean {
   );
 }
 
+/** What parking records when no envelope fits: the strategy's approval rule as it is now. */
+function approvalNeedOf(context: EngineContext, strategy: Strategy, quote: QuoteInput): ApprovalNeed {
+  const rule = strategy.approval!;
+  return {
+    cost: quote.totalCost,
+    price: quote.price,
+    park: {
+      approversRequired: rule.approvers,
+      expiresAt: new Date(context.clock().getTime() + rule.timeoutMs),
+      defaultMaxPrice: defaultApprovedMaxPrice(quote.price, rule.priceTolerancePct),
+      // The decision's trace, with the reason it waits: every other rule passed.
+      trace: (trace) => [
+        ...(Array.isArray(trace) ? trace : []),
+        {
+          rule: 'approval',
+          passed: false,
+          reason: 'approval_required',
+          detail: {
+            required: rule.required,
+            ...(rule.above === undefined ? {} : { above: toDecimalText(rule.above) }),
+            cost: toDecimalText(quote.totalCost),
+            envelope: 'none active fits',
+            approvers: String(rule.approvers),
+          },
+        },
+      ],
+    },
+  };
+}
+
 function guardOf(
   context: EngineContext,
   strategy: Strategy,
   quote: QuoteInput,
   inputs: CycleInputs,
   timeoutMs: number,
+  approval: ApprovalState,
+  approvalNeed: ApprovalNeed | undefined,
 ): IntentGuard {
   const balanceSnapshotId = inputs.balanceSnapshotId ?? null;
   return {
     strategy: strategy.name,
+    ...(approvalNeed === undefined ? {} : { approval: approvalNeed }),
     periodsAt: (at) => budgetPeriods(strategy.timezone, at),
     // Credit guards: serialized per account, judged on the balance less what it may not show yet. "Since the
     // read" is widened by the clock skew allowed between replicas: another replica stamped submitted_at.
@@ -87,6 +156,7 @@ function guardOf(
         spent: { day: figures.spentDay, month: figures.spentMonth },
         lastSubmittedAt: figures.lastSubmittedAt ?? undefined,
         tolerances: context.tolerances,
+        ...(approval === undefined ? {} : { approvedMaxPrice: approval.approvedMaxPrice }),
       });
       const trace = traceAsJson(decision.trace);
       if (decision.action === 'place') return { action: 'commit', patch: { trace, balanceSnapshotId } };

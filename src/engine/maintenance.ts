@@ -1,23 +1,43 @@
 /**
  * The periodic housekeeping of a running worker, also run once at start and by `treasury-bot reconcile`:
- * crash recovery, reconciliation of unsure cycles, the external-order scan, and the gauges that follow
- * from them. Unsure cycles are split between replicas by leases; the external scan runs on one replica at
+ * crash recovery, reconciliation of unsure cycles, the external-order scan, the approval queue (parked
+ * cycles past their deadline expire; approved ones are claimed back and run on a fresh quote), and the
+ * gauges that follow from them. Unsure cycles are split between replicas by leases; the external scan runs on one replica at
  * a time under a session advisory lock held on a reserved connection.
  */
 import { errorCodeOf } from '../errors.js';
+import { gaugeValue } from '../observability/metrics.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
+import type { Strategy } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
+import { resumeApprovedCycle } from './cycle.js';
 import { withDatabase } from './engine-errors.js';
 import { type ExternalScanResult, recordExternalOrders } from './external-orders.js';
 import { ExternalScanWindow } from './external-scan-window.js';
+import type { CycleReport } from './outcomes.js';
 import { type ReconcileResult, reconcileUnsureCycles } from './reconcile.js';
 import { type RecoveryResult, recoverAbandonedCycles } from './recovery.js';
 
 /** Arbitrary constant shared by every replica: "treasury-bot external order scan". */
 const EXTERNAL_SCAN_LOCK_KEY = '7304116215388002';
 
+export interface ApprovalsResult {
+  expired: number;
+  /** The approved cycles this replica claimed and ran, as their cycle reports. */
+  resumed: CycleReport[];
+}
+
+export interface MaintenanceOptions {
+  /**
+   * The strategies this replica runs (the worker's current set): approved cycles of these are claimed and
+   * run. Without it (`treasury-bot reconcile`) approved cycles are left to a running worker.
+   */
+  strategies?: () => readonly Strategy[];
+}
+
 export interface MaintenanceReport {
   recovery?: RecoveryResult;
+  approvals?: ApprovalsResult;
   reconcile?: ReconcileResult;
   external?: ExternalScanResult | 'skipped';
   errors: string[];
@@ -35,7 +55,10 @@ export class Maintenance {
   /** The instant runOnce(now) asked for, read as its pass starts (runNow starts a run synchronously). */
   private requestedNow: Date | undefined;
 
-  constructor(private readonly context: EngineContext) {
+  constructor(
+    private readonly context: EngineContext,
+    private readonly options: MaintenanceOptions = {},
+  ) {
     this.scanWindow = new ExternalScanWindow(context.settings.reconcile);
     this.task = createPeriodicTask({
       name: 'maintenance',
@@ -83,6 +106,7 @@ export class Maintenance {
     report.recovery = await step('recovery', () => recoverAbandonedCycles(this.context, now));
     report.reconcile = await step('reconcile', () => reconcileUnsureCycles(this.context, now, { signal }));
     report.external = await step('external', () => this.scanExternal(now, signal));
+    report.approvals = await step('approvals', () => this.settleApprovals(now, signal));
     await step('gauges', () => this.refreshGauges());
     if (signal.aborted) report.stopped = true;
     return report;
@@ -105,12 +129,62 @@ export class Maintenance {
     return result;
   }
 
+  /** Expires parked cycles past their deadline, then runs the approved ones this replica claims. */
+  private async settleApprovals(now: Date, signal: AbortSignal): Promise<ApprovalsResult> {
+    const { context } = this;
+    const expired = await withDatabase(context, 'approvals_expire', () =>
+      context.database.approvals.expireDue(now),
+    );
+    if (expired > 0) context.logger.info({ expired }, 'parked cycles expired without approval');
+    const running = (this.options.strategies?.() ?? []).filter((strategy) => strategy.enabled);
+    const resumed: CycleReport[] = [];
+    while (!signal.aborted) {
+      const claimed = await withDatabase(context, 'approvals_claim', () =>
+        context.database.approvals.claimApproved(
+          context.replicaId,
+          running.map((strategy) => strategy.name),
+          1,
+        ),
+      );
+      const [approved] = claimed;
+      if (!approved) break;
+      // One at a time: each runs on its own fresh quote, which must not wait behind another's.
+      const strategy = running.find((candidate) => candidate.name === approved.cycle.strategy)!;
+      resumed.push(await resumeApprovedCycle(context, strategy, approved.cycle, approved.approvedMaxPrice));
+    }
+    return { expired, resumed };
+  }
+
   private async refreshGauges(): Promise<void> {
-    const { database, metrics } = this.context;
-    const [unsure, halted] = await withDatabase(this.context, 'maintenance_gauges', () =>
-      Promise.all([database.cycles.countByState('unsure'), database.strategies.listHalted()]),
+    const { database, metrics, settings } = this.context;
+    const [unsure, halted, parked, envelopes] = await withDatabase(this.context, 'maintenance_gauges', () =>
+      Promise.all([
+        database.cycles.countByState('unsure'),
+        database.strategies.listHalted(),
+        database.approvals.listParked(),
+        database.approvals.listEnvelopes(),
+      ]),
     );
     metrics.unsureCycles.set(unsure);
     metrics.haltedStrategies.set(halted.length);
+    const now = this.context.clock().getTime();
+    const waitingLong = parked.filter((p) => now - p.parkedAt.getTime() > settings.approvals.waitingAlertMs);
+    metrics.parkedCycles.set(parked.length + (await database.cycles.countByState('approved')));
+    metrics.approvalsWaitingLong.set(waitingLong.length);
+    for (const { cycle, parkedAt } of waitingLong) {
+      this.context.logger.warn(
+        { alert: 'approval_waiting', cycleId: cycle.id, strategy: cycle.strategy, parkedAt },
+        'a parked cycle has waited long for approval (treasury-bot approvals)',
+      );
+    }
+    metrics.envelopeRoom.reset();
+    for (const envelope of envelopes) {
+      const active = envelope.activeAt !== null && envelope.revokedAt === null;
+      if (!active || envelope.validUntil.getTime() <= now) continue;
+      metrics.envelopeRoom.set(
+        { envelope: String(envelope.id), strategy: envelope.strategy },
+        gaugeValue(envelope.room),
+      );
+    }
   }
 }

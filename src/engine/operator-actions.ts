@@ -2,10 +2,17 @@
  * What an operator does after an ambiguous reconciliation halted a strategy: settle each unsure cycle by
  * hand (adopt the order that is ours, or declare that none was placed), then lift the halt. Only a person
  * can tell which of several matching orders belongs to a cycle; these actions refuse anything that would
- * make the records contradict themselves.
+ * make the records contradict themselves. Each decision is written with its audit row, naming `actor`.
  */
 import type { PurchaseClient } from '../api/index.js';
-import type { AuditEntry, Cycle, Database, OrderRecord, StrategyRecord } from '../db/index.js';
+import {
+  type AuditEntry,
+  type Cycle,
+  type Database,
+  type OrderRecord,
+  openConsoleStore,
+  type StrategyRecord,
+} from '../db/index.js';
 import type { EngineReason } from './outcomes.js';
 import { toServiceOrder } from './service-orders.js';
 
@@ -96,6 +103,7 @@ export async function resolveUnsureCycle(
 export async function clearStrategyHalt(
   database: Database,
   name: string,
+  actor: string,
 ): Promise<{ strategy: StrategyRecord; wasHalted: boolean }> {
   const before = await database.strategies.get(name);
   if (!before) {
@@ -110,8 +118,10 @@ export async function clearStrategyHalt(
         '`treasury-bot resolve CYCLE_ID --order SERVICE_ORDER_ID` or `treasury-bot resolve CYCLE_ID --not-placed`',
     );
   }
-  const strategy = before.haltedAt === null ? before : await database.strategies.clearHalt(name);
-  return { strategy: strategy ?? before, wasHalted: before.haltedAt !== null };
+  if (before.haltedAt === null) return { strategy: before, wasHalted: false };
+  // The console's audited resume: it checks the unsure cycles again inside its transaction.
+  const strategy = await openConsoleStore(database).actions.resumeStrategy(name, actor);
+  return { strategy, wasHalted: true };
 }
 
 async function unsureCycle(database: Database, cycleId: number): Promise<Cycle> {

@@ -25,10 +25,13 @@ export const ENGINE_REASONS = [
   'reconciled',
   'not_found_at_service',
   'operator_resolved',
+  'approval_required',
+  'approval_rejected',
+  'approval_expired',
 ] as const;
 export type EngineReason = (typeof ENGINE_REASONS)[number];
 
-export type CycleOutcome = 'placed' | 'skipped' | 'dry-run' | 'failed' | 'unsure';
+export type CycleOutcome = 'placed' | 'skipped' | 'dry-run' | 'failed' | 'unsure' | 'awaiting-approval';
 
 const OUTCOME_OF_STATE: Record<CycleState, CycleOutcome> = {
   placed: 'placed',
@@ -43,6 +46,11 @@ const OUTCOME_OF_STATE: Record<CycleState, CycleOutcome> = {
   quoted: 'failed',
   // The order may have left and we could not record what happened.
   submitting: 'unsure',
+  // Parked for people: nothing was bought yet, and nothing failed.
+  awaiting_approval: 'awaiting-approval',
+  approved: 'awaiting-approval',
+  rejected: 'skipped',
+  approval_expired: 'skipped',
 };
 
 export function outcomeOfState(state: CycleState): CycleOutcome {
@@ -114,5 +122,7 @@ function textOf(value: Decimal | null): string | null {
 }
 
 export function isOkOutcome(outcome: CycleOutcome): boolean {
-  return outcome === 'placed' || outcome === 'skipped' || outcome === 'dry-run';
+  return (
+    outcome === 'placed' || outcome === 'skipped' || outcome === 'dry-run' || outcome === 'awaiting-approval'
+  );
 }

@@ -20,7 +20,7 @@ import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
 import { startQuoteDeadline } from './deadline.js';
 import { withDatabase } from './engine-errors.js';
-import { commitIntent, traceAsJson } from './intent.js';
+import { type ApprovalState, commitIntent, traceAsJson } from './intent.js';
 import { fingerprintOf } from './order-matching.js';
 import type { EngineReason } from './outcomes.js';
 import { recordPlacedOrder } from './record-placed.js';
@@ -44,11 +44,12 @@ export async function placeWithFreshQuotes(
   record: CycleRecord,
   inputs: CycleInputs,
   timing: CycleTiming,
+  approval: ApprovalState,
 ): Promise<void> {
   const maxQuotes = 1 + context.settings.maxFreshQuotes;
   for (let quoteNumber = 1; ; quoteNumber++) {
     timing.quotes = quoteNumber;
-    const gaveUp = await attemptWithOneQuote(context, strategy, record, inputs, timing);
+    const gaveUp = await attemptWithOneQuote(context, strategy, record, inputs, timing, approval);
     if (gaveUp === undefined) return;
     if (quoteNumber >= maxQuotes) {
       await record.move('failed', {
@@ -71,6 +72,7 @@ async function attemptWithOneQuote(
   record: CycleRecord,
   inputs: CycleInputs,
   timing: CycleTiming,
+  approval: ApprovalState,
 ): Promise<GiveUp | undefined> {
   const { clock, metrics, settings } = context;
   const client = context.tradingClient ?? context.client;
@@ -124,6 +126,7 @@ async function attemptWithOneQuote(
     spent: inputs.spent,
     lastSubmittedAt: inputs.lastSubmittedAt,
     tolerances: context.tolerances,
+    ...(approval === undefined ? {} : { approvedMaxPrice: approval.approvedMaxPrice }),
   });
   const decided = { trace: traceAsJson(decision.trace), balanceSnapshotId: inputs.balanceSnapshotId ?? null };
   if (decision.action === 'skip') {
@@ -167,8 +170,9 @@ async function attemptWithOneQuote(
     inputs,
     decided,
     commitTimeoutMs,
+    approval,
   );
-  if (committed === 'skip') return undefined;
+  if (committed !== 'commit') return undefined;
   if (deadline.hasPassed(clock())) {
     const late = lateQuote(context, strategy, undefined);
     await record.move('quoted', { errorCode: late.errorCode, errorMessage: late.errorMessage });

@@ -77,7 +77,7 @@ export class Worker {
       },
       useCron: options.useCron,
     });
-    this.maintenance = new Maintenance(context);
+    this.maintenance = new Maintenance(context, { strategies: () => this.current });
     this.switchPoll = createPeriodicTask({
       name: 'kill switch poll',
       intervalMs: Math.max(1_000, context.settings.killSwitchCacheMs),

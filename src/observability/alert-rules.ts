@@ -80,6 +80,14 @@ export const ALERT_RULES = {
     severity: 'page',
     summary: 'Automation halted for {{ $value }} strategy(ies) after an ambiguous reconciliation',
   },
+  approvalsWaiting: {
+    alert: 'TreasuryApprovalsWaiting',
+    comment:
+      "Cycles parked for people longer than engine.approvals.waitingAlertMs: they expire unapproved at their\nstrategy's approval.timeout, and their quoted cost stays reserved against its budgets meanwhile.",
+    expr: 'max(treasury_approvals_waiting_long) > 0',
+    severity: 'ticket',
+    summary: '{{ $value }} cycle(s) wait for approval: `treasury-bot approvals`, then `approve` or `reject`',
+  },
   orderDiscrepancy: {
     alert: 'TreasuryOrderDiscrepancy',
     expr: `sum(increase(treasury_order_discrepancies_total[${events}])) > 0`,

@@ -103,6 +103,22 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['scan'] as const,
       registers,
     }),
+    parkedCycles: new Gauge({
+      name: 'treasury_parked_cycles',
+      help: 'Cycles parked for approval (awaiting people, or approved and about to run on a fresh quote)',
+      registers,
+    }),
+    approvalsWaitingLong: new Gauge({
+      name: 'treasury_approvals_waiting_long',
+      help: 'Cycles awaiting approval for longer than engine.approvals.waitingAlertMs',
+      registers,
+    }),
+    envelopeRoom: new Gauge({
+      name: 'treasury_envelope_room',
+      help: 'Room left in each active envelope: max total less the cost of the orders charged to it (fiat)',
+      labelNames: ['envelope', 'strategy'] as const,
+      registers,
+    }),
     haltedStrategies: new Gauge({
       name: 'treasury_halted_strategies',
       help: 'Strategies whose automation is stopped until an operator clears them (ambiguous reconciliation)',

@@ -38,8 +38,11 @@ export interface ProcessFacts {
   counterAt(name: CounterName, at: Date): Map<string, number>;
   /** The instants of the readings within [from, now], oldest first: where a `for` is checked. */
   readingsSince(from: Date): Date[];
-  /** Each label value of a gauge, as set now. */
-  gauge(metric: 'lastSuccessfulCycle' | 'strategyInterval', label: 'strategy'): Promise<Map<string, number>>;
+  /** Each label value of a gauge, as set now (one entry under '' for a gauge without labels). */
+  gauge(
+    metric: 'lastSuccessfulCycle' | 'strategyInterval' | 'approvalsWaitingLong',
+    label?: 'strategy',
+  ): Promise<Map<string, number>>;
 }
 
 export function createProcessFacts(metrics: Metrics, clock: () => Date): ProcessFacts {
@@ -81,7 +84,8 @@ export function createProcessFacts(metrics: Metrics, clock: () => Date): Process
     async gauge(metric, label) {
       const values = new Map<string, number>();
       for (const entry of (await metrics[metric].get()).values) {
-        values.set(String((entry.labels as Record<string, unknown>)[label] ?? ''), entry.value);
+        const labels = entry.labels as Record<string, unknown>;
+        values.set(label === undefined ? '' : String(labels[label] ?? ''), entry.value);
       }
       return values;
     },

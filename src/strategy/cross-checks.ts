@@ -13,6 +13,31 @@ export interface CrossIssue {
 }
 
 export function checkAcrossKeys(document: Record<string, unknown>): CrossIssue[] {
+  return [...checkBudgetKeys(document), ...checkApprovalKeys(document)];
+}
+
+/** `above` is read only with `required: above`, and that needs it. */
+function checkApprovalKeys(document: Record<string, unknown>): CrossIssue[] {
+  const approval = document.approval;
+  if (approval === null || typeof approval !== 'object' || Array.isArray(approval)) return [];
+  const { required, above } = approval as Record<string, unknown>;
+  if (required === 'above' && above === undefined) {
+    return [
+      { path: ['approval'], message: 'required: above needs above: the order cost that needs approval' },
+    ];
+  }
+  if ((required === 'never' || required === 'always') && above !== undefined) {
+    return [
+      {
+        path: ['approval', 'above'],
+        message: `is only read with required: above (got required: ${required})`,
+      },
+    ];
+  }
+  return [];
+}
+
+function checkBudgetKeys(document: Record<string, unknown>): CrossIssue[] {
   const issues: CrossIssue[] = [];
   const budget = document.budget;
   if (budget === null || typeof budget !== 'object' || Array.isArray(budget)) return issues;

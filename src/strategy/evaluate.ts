@@ -1,4 +1,6 @@
+import type { Decimal } from '../money.js';
 import { type Decision, type RuleLog, TraceLog, type Verdict, VerdictLog } from './rule-result.js';
+import { checkApprovedMaxPrice } from './rules-approval.js';
 import { checkCreditGuards } from './rules-credit.js';
 import { checkPrice, checkQuoteSanity } from './rules-quote.js';
 import { checkBudgets, checkCooldown } from './rules-spend.js';
@@ -25,6 +27,8 @@ export interface BeforeQuoteDecisionInput {
 export interface QuoteDecisionInput extends BeforeQuoteDecisionInput {
   quote: QuoteView;
   tolerances: QuoteTolerances;
+  /** Set for a cycle people approved after it parked: the highest price its fresh quote may have. */
+  approvedMaxPrice?: Decimal;
 }
 
 /** Cooldown, budgets and credit guards, with the strategy's amount standing in for the unknown cost. */
@@ -67,6 +71,12 @@ function quoteRules(log: RuleLog, input: QuoteDecisionInput): void {
   // An untrusted quote is judged no further, whatever the log.
   if (!checkQuoteSanity(log, quote, tolerances)) return;
   if (!checkPrice(log, strategy, quote.price)) return;
+  if (
+    input.approvedMaxPrice !== undefined &&
+    !checkApprovedMaxPrice(log, quote.price, input.approvedMaxPrice)
+  ) {
+    return;
+  }
   spendingRules(log, input, quote.totalCost);
 }
 

@@ -31,12 +31,14 @@ export {
   type RuleResult,
   type Verdict,
 } from './rule-result.js';
+export { checkApprovedMaxPrice, defaultApprovedMaxPrice, needsApproval } from './rules-approval.js';
 export { needsBalance } from './rules-credit.js';
 export { DEFAULT_QUOTE_TOLERANCES } from './rules-quote.js';
 export { latestSlotAtOrBefore, nextSlotAfter, slotsBetween } from './slots.js';
 export { strategyHash } from './strategy-hash.js';
-export { DEFAULT_MISSED_GRACE_MS } from './strategy-schema.js';
+export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_MISSED_GRACE_MS } from './strategy-schema.js';
 export type {
+  ApprovalRequirement,
   BalanceView,
   DcaStrategy,
   MissedPolicy,
@@ -44,6 +46,7 @@ export type {
   QuoteView,
   SpentSoFar,
   Strategy,
+  StrategyApproval,
   StrategyBudget,
   StrategyGuards,
   ThresholdStrategy,

@@ -88,6 +88,7 @@ function validateDocument(document: SourceDocument, file: string): LocatedStrate
 function knownKeysAt(path: readonly PropertyKey[], kind: unknown): readonly string[] {
   if (path[0] === 'budget') return KNOWN_KEYS.budget;
   if (path[0] === 'guards') return KNOWN_KEYS.guards;
+  if (path[0] === 'approval') return KNOWN_KEYS.approval;
   return kind === 'threshold' ? KNOWN_KEYS.threshold : KNOWN_KEYS.dca;
 }
 

@@ -21,6 +21,7 @@ export const REASON_CODES = [
   'quote_cost_below_amount',
   'price_above_max',
   'price_not_below_threshold',
+  'price_above_approved_max',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
@@ -38,7 +39,8 @@ export type RuleName =
   | 'quote_cost_allowance'
   | 'quote_cost_matches_amount'
   | 'max_price'
-  | 'buy_below';
+  | 'buy_below'
+  | 'approved_max_price';
 
 /** One rule's verdict for the audit trail: JSON-serializable, every number as decimal text. */
 export interface RuleResult {

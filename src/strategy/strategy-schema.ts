@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Decimal } from '../money.js';
 import {
   cronText,
   duration,
@@ -9,6 +10,7 @@ import {
   symbol,
   timezone,
 } from './field-schemas.js';
+import { describeValue } from './problems.js';
 
 /**
  * The shape of one strategy document. Objects are strict: a misspelt key is an error rather than a
@@ -28,6 +30,33 @@ const guards = z.strictObject({
   requireCanWithdraw: z.boolean().default(false),
 });
 
+/** Parked cycles expire after this unless an approval block says otherwise. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 3_600_000;
+
+/** Distinct people an approval needs: a small whole number (YAML numbers are fine, it is not money). */
+const approverCount = z.unknown().transform((value, ctx): number => {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 10) return value;
+  const message =
+    value === undefined
+      ? 'is required'
+      : `expected a whole number from 1 to 10 (got ${describeValue(value)})`;
+  ctx.addIssue({ code: 'custom', message });
+  return z.NEVER;
+});
+
+/**
+ * Four-eyes control. `required: above` needs `above`, the order cost (the quote's totalCost) above which an
+ * envelope or people must approve. `priceTolerancePct`: how far above the parked quote's price the fresh
+ * quote of an approved cycle may be, unless an approver names a maximum price.
+ */
+const approval = z.strictObject({
+  required: z.enum(['never', 'always', 'above']),
+  above: optionalMoney('positive'),
+  approvers: approverCount.default(1),
+  timeout: duration({ allowZero: false }).default(DEFAULT_APPROVAL_TIMEOUT_MS),
+  priceTolerancePct: money('nonNegative').default(new Decimal('0.5')),
+});
+
 const common = {
   name: strategyName,
   symbol,
@@ -37,6 +66,7 @@ const common = {
   cooldown: duration({ allowZero: false }).optional(),
   budget: budget.optional(),
   guards: guards.optional(),
+  approval: approval.optional(),
   missed: z.enum(['skip', 'once']).default('skip'),
   missedGrace: duration({ allowZero: false }).default(DEFAULT_MISSED_GRACE_MS),
   enabled: z.boolean().default(true),
@@ -74,11 +104,12 @@ export const STRATEGY_KINDS = ['dca', 'threshold'] as const;
 export type StrategyKind = (typeof STRATEGY_KINDS)[number];
 
 /** Keys each kind accepts, for "did you mean" hints on unknown keys. */
-export const KNOWN_KEYS: Record<StrategyKind | 'budget' | 'guards', readonly string[]> = {
+export const KNOWN_KEYS: Record<StrategyKind | 'budget' | 'guards' | 'approval', readonly string[]> = {
   dca: Object.keys(dcaDocument.shape),
   threshold: Object.keys(thresholdDocument.shape),
   budget: Object.keys(budget.shape),
   guards: Object.keys(guards.shape),
+  approval: Object.keys(approval.shape),
 };
 
 export type DcaDocument = z.output<typeof dcaDocument>;

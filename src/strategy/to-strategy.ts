@@ -1,6 +1,6 @@
 import { compact, detached } from './kept-values.js';
 import type { DcaDocument, ThresholdDocument } from './strategy-schema.js';
-import type { Strategy, StrategyBudget, StrategyGuards } from './types.js';
+import type { Strategy, StrategyApproval, StrategyBudget, StrategyGuards } from './types.js';
 
 /**
  * Turns a validated document into the domain record. Optional settings that were not written are left
@@ -21,6 +21,7 @@ export function toStrategy(
     ...(document.cooldown !== undefined && { cooldownMs: document.cooldown }),
     ...(document.budget !== undefined && { budget: toBudget(document.budget) }),
     ...(document.guards !== undefined && { guards: toGuards(document.guards) }),
+    ...(document.approval !== undefined && { approval: toApproval(document.approval) }),
     missed: document.missed,
     missedGraceMs: document.missedGrace,
     enabled: document.enabled,
@@ -52,4 +53,14 @@ function toGuards(guards: NonNullable<DcaDocument['guards']>): StrategyGuards {
   if (guards.minCreditAvailable !== undefined) kept.minCreditAvailable = compact(guards.minCreditAvailable);
   if (guards.maxCreditUsedPct !== undefined) kept.maxCreditUsedPct = guards.maxCreditUsedPct;
   return kept;
+}
+
+function toApproval(approval: NonNullable<DcaDocument['approval']>): StrategyApproval {
+  return {
+    required: approval.required,
+    ...(approval.above !== undefined && { above: compact(approval.above) }),
+    approvers: approval.approvers,
+    timeoutMs: approval.timeout,
+    priceTolerancePct: compact(approval.priceTolerancePct),
+  };
 }

@@ -24,6 +24,21 @@ export interface StrategyGuards {
   requireCanWithdraw: boolean;
 }
 
+export type ApprovalRequirement = 'never' | 'always' | 'above';
+
+/** Four-eyes control of a strategy's orders (the `approval:` block). */
+export interface StrategyApproval {
+  required: ApprovalRequirement;
+  /** With `above`: an order whose cost (the quote's totalCost) is above this needs approval. */
+  above?: Decimal;
+  /** Distinct people who must approve a parked cycle or an envelope (an envelope's creator not counted). */
+  approvers: number;
+  /** A parked cycle not approved within this ends `approval_expired`. */
+  timeoutMs: number;
+  /** The approved cycle's fresh quote may be this percent above the parked quote's price, by default. */
+  priceTolerancePct: Decimal;
+}
+
 interface StrategyCommon {
   name: string;
   symbol: string;
@@ -39,6 +54,7 @@ interface StrategyCommon {
   cooldownMs?: number;
   budget?: StrategyBudget;
   guards?: StrategyGuards;
+  approval?: StrategyApproval;
   /** What to do about slots that passed while the worker was not running. */
   missed: MissedPolicy;
   /** With `missed: once`, how old the latest missed slot may be and still run. */

@@ -78,8 +78,9 @@ describe('user and audit commands', { timeout: 120_000 }, () => {
   });
 
   it('records the kill switch flipped from the command line in the audit log', async () => {
-    expect((await runCommand(['pause', '--reason', 'quarter close'], env)).code).toBe(0);
-    expect((await runCommand(['resume'], env)).code).toBe(0);
+    const unnamed = { ...env, TREASURY_ACTOR: '' };
+    expect((await runCommand(['pause', '--reason', 'quarter close'], unnamed)).code).toBe(0);
+    expect((await runCommand(['resume'], { ...env, TREASURY_ACTOR: 'rita' })).code).toBe(0);
     const audit = await runCommand(['audit', '--json'], env);
     const entries = JSON.parse(audit.stdout) as { actor: string; action: string }[];
     const [pause, resume] = entries.slice(-2);
@@ -87,8 +88,9 @@ describe('user and audit commands', { timeout: 120_000 }, () => {
       action: 'kill_switch.pause',
       after: { paused: true, reason: 'quarter close' },
     });
-    expect(pause?.actor).toMatch(/\(cli\)$/);
-    expect(resume).toMatchObject({ action: 'kill_switch.resume', after: { paused: false } });
+    // As every command-line change: TREASURY_ACTOR when set (rita below), otherwise cli:<login name>.
+    expect(pause?.actor).toMatch(/^cli:/);
+    expect(resume).toMatchObject({ actor: 'rita', action: 'kill_switch.resume', after: { paused: false } });
   });
 
   it('serves the console alone with `console`, and stops on SIGTERM', async () => {

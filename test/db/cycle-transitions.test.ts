@@ -23,10 +23,17 @@ const ALLOWED = new Set([
   'submitting>quoted',
   'unsure>placed',
   'unsure>not_placed',
+  'claimed>awaiting_approval',
+  'quoted>awaiting_approval',
+  'awaiting_approval>approved',
+  'awaiting_approval>rejected',
+  'awaiting_approval>approval_expired',
+  'approved>claimed',
+  'approved>approval_expired',
 ]);
 
 describe('cycle state machine', () => {
-  it('allows exactly the listed moves among all 81 pairs', () => {
+  it('allows exactly the listed moves among all pairs', () => {
     const allowed: string[] = [];
     for (const from of CYCLE_STATES) {
       for (const to of CYCLE_STATES) if (isLegalTransition(from, to)) allowed.push(`${from}>${to}`);
@@ -36,7 +43,15 @@ describe('cycle state machine', () => {
 
   it('treats every state without a way out as final', () => {
     const final = CYCLE_STATES.filter((state: CycleState) => isFinalState(state));
-    expect(final.sort()).toEqual(['dry_run', 'failed', 'not_placed', 'placed', 'skipped']);
+    expect(final.sort()).toEqual([
+      'approval_expired',
+      'dry_run',
+      'failed',
+      'not_placed',
+      'placed',
+      'rejected',
+      'skipped',
+    ]);
   });
 });
 
@@ -59,8 +74,14 @@ describe('the database holds cycles to the same moves', () => {
     );
   });
 
-  it('has exactly the table’s pairs in its trigger', () => {
-    const migration = readFileSync(join(REPO_ROOT, 'drizzle/0003_cycle_legal_moves.sql'), 'utf8');
+  it('has exactly the table’s pairs in its trigger (the latest definition of its function)', () => {
+    const definitions = readdirSync(join(REPO_ROOT, 'drizzle'))
+      .filter((name) => name.endsWith('.sql'))
+      .sort()
+      .map((name) => readFileSync(join(REPO_ROOT, 'drizzle', name), 'utf8'))
+      .flatMap((text) => text.split('--> statement-breakpoint'))
+      .filter((statement) => /FUNCTION cycles_legal_move\(\)/.test(statement));
+    const migration = definitions.at(-1) ?? '';
     const pairs = [...migration.matchAll(/\('([a-z_]+)', '([a-z_]+)'\)/g)].map(
       ([, from, to]) => `${from}>${to}`,
     );

@@ -7,11 +7,14 @@ import { createTestDatabase, type TestDatabase, testBackends } from '../support/
 import { MIGRATION_TAGS } from './support/migrations.js';
 
 const TABLES = [
+  'approval_requests',
+  'approvals',
   'audit_log',
   'balance_snapshots',
   'console_sessions',
   'control',
   'cycles',
+  'envelopes',
   'notifications',
   'orders',
   'quotes',

@@ -110,13 +110,20 @@ describe('worker commands', () => {
     expect(resumed.stdout).toMatch(/^resumed by /);
   });
 
-  it('reconcile runs a pass now and prints what it did', async () => {
-    const result = await runCommand(['reconcile', '--json'], env);
+  it('reconcile runs a pass now, prints what it did, and records who ran it in the audit log', async () => {
+    const result = await runCommand(['reconcile', '--json', '--by', 'olga'], env);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       recovery: { madeUnsure: 0, abandoned: 0 },
       reconcile: { examined: 0 },
+      approvals: { expired: 0, resumed: [] },
       errors: [],
+    });
+    const audit = JSON.parse((await runCommand(['audit', '--json'], env)).stdout) as object[];
+    expect(audit.at(-1)).toMatchObject({
+      actor: 'olga',
+      action: 'reconcile.run',
+      after: { recovery: { madeUnsure: 0 }, errors: [] },
     });
   });
 

@@ -94,7 +94,10 @@ describe('resolve and unhalt', () => {
 
   it('resolve --order adopts the order for the unsure cycle; the same order cannot go to another cycle', async () => {
     const [first, second] = unsure as [number, number];
-    const adopted = await runCommand(['resolve', String(first), '--order', orderIds[0]!, '--json'], env);
+    const adopted = await runCommand(['resolve', String(first), '--order', orderIds[0]!, '--json'], {
+      ...env,
+      TREASURY_ACTOR: 'olga',
+    });
     expect(adopted.stderr).not.toContain('"level":50');
     expect(adopted.code).toBe(0);
     expect(JSON.parse(adopted.stdout)).toEqual({
@@ -109,9 +112,10 @@ describe('resolve and unhalt', () => {
       const order = await database.orders.getByServiceId(orderIds[0]!);
       expect(order).toMatchObject({ cycleId: first, origin: 'cycle', symbol: 'USDTBRL' });
       expect((await database.orders.history(order!.id)).map((event) => event.source)).toEqual(['reconcile']);
+      // The operator's decision is in the audit log, written with it.
       const [audited] = await openConsoleStore(database).audit.list({ limit: 1 });
       expect(audited).toMatchObject({
-        actor: 'ops-oncall',
+        actor: 'olga',
         action: 'cycle.adopt_order',
         subject: `cycle:${first}`,
         after: { state: 'placed', orderId: orderIds[0] },
@@ -132,14 +136,27 @@ describe('resolve and unhalt', () => {
 
   it('resolve --not-placed settles the other cycle; then unhalt lifts the halt and cycles run again', async () => {
     const second = unsure[1]!;
-    const settled = await runCommand(['resolve', String(second), '--not-placed'], env);
+    const settled = await runCommand(['resolve', String(second), '--not-placed', '--by', 'olga'], env);
     expect(settled.code).toBe(0);
     expect(settled.stdout).toMatch(new RegExp(`^cycle ${second} not placed\\n`));
     expect(settled.stdout).toMatch(/reason\s+operator_resolved/);
 
-    const lifted = await runCommand(['unhalt', NAME, '--json'], env);
+    const lifted = await runCommand(['unhalt', NAME, '--json', '--by', 'pedro'], env);
     expect(lifted.code).toBe(0);
     expect(JSON.parse(lifted.stdout)).toEqual({ strategy: NAME, halted: false, wasHalted: true });
+    await withDatabase(async (database) => {
+      const [unhalted, notPlaced] = await openConsoleStore(database).audit.list({ limit: 2 });
+      expect(notPlaced).toMatchObject({
+        actor: 'olga',
+        action: 'cycle.reconcile',
+        subject: `cycle:${second}`,
+      });
+      expect(unhalted).toMatchObject({
+        actor: 'pedro',
+        action: 'strategy.resume',
+        subject: `strategy:${NAME}`,
+      });
+    });
     const twice = await runCommand(['unhalt', NAME], env);
     expect(twice).toMatchObject({ code: 0, stdout: `strategy ${NAME} was not halted\n` });
 

@@ -72,14 +72,16 @@ describe('README reference', () => {
 
   it('lists every strategy key', () => {
     const documented = new Set(tableAfter('## Strategy files').flatMap(([key]) => code(key)));
-    const { budget, guards, ...kinds } = KNOWN_KEYS;
+    const { budget, guards, approval, ...kinds } = KNOWN_KEYS;
     const keys = new Set([
       ...Object.values(kinds).flat(),
       ...budget.map((key) => `budget.${key}`),
       ...guards.map((key) => `guards.${key}`),
+      ...approval.map((key) => `approval.${key}`),
     ]);
     keys.delete('budget');
     keys.delete('guards');
+    keys.delete('approval');
     expect([...keys].filter((key) => !documented.has(key))).toEqual([]);
   });
 

@@ -134,6 +134,19 @@ describe('module boundaries of src/', () => {
     ).toBe(true);
   });
 
+  it('keeps control/ (what people do, shared by the CLI and the console) on the database and money only', () => {
+    const allowed = new Set(['control', 'db', 'money.ts', 'errors.ts']);
+    const local = ({ target }: Import) => !target.startsWith('node:') && target.endsWith('.ts');
+    expect(
+      violations(
+        (entry) => moduleOf(entry.from) === 'control' && local(entry) && !allowed.has(moduleOf(entry.target)),
+      ),
+    ).toEqual([]);
+    expect(
+      imports.some((entry) => entry.from === 'control/approvals.ts' && entry.target === 'db/index.ts'),
+    ).toBe(true);
+  });
+
   it('keeps api/ free of db and engine, db/ free of engine, and the worker off the sandbox', () => {
     const forbidden: Record<string, readonly string[]> = {
       api: ['db', 'engine', 'sandbox'],

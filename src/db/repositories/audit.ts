@@ -33,6 +33,12 @@ export type AuditAction =
   | 'strategy.pause'
   | 'strategy.resume'
   | 'cycle.reconcile'
+  | 'reconcile.run'
+  | 'approval.approve'
+  | 'approval.reject'
+  | 'envelope.add'
+  | 'envelope.approve'
+  | 'envelope.revoke'
   | 'cycle.adopt_order'
   | 'order.acknowledge'
   | 'user.add'
@@ -45,6 +51,11 @@ export type AuditAction =
 export interface AuditRepository {
   /** Newest first; `beforeId` pages backwards. */
   list(options?: { since?: Date; limit?: number; beforeId?: number }): Promise<AuditRecord[]>;
+  /**
+   * Appends one row on its own, for an action that is not one transaction (a manual reconciliation pass:
+   * many statements over the service's order list); the row records what the pass did.
+   */
+  append(entry: AuditEntry): Promise<void>;
 }
 
 /** Appends one row on the caller's transaction. */
@@ -59,8 +70,9 @@ export async function appendAudit(executor: DrizzleExecutor, entry: AuditEntry, 
   });
 }
 
-export function createAuditRepository(db: DrizzleHandle): AuditRepository {
+export function createAuditRepository(db: DrizzleHandle, clock: () => Date): AuditRepository {
   return {
+    append: (entry) => appendAudit(db, entry, clock()),
     async list({ since, limit = 100, beforeId } = {}) {
       const rows = await db
         .select()

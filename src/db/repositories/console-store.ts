@@ -19,7 +19,7 @@ export function openConsoleStore(database: Database, clock: () => Date = () => n
   const db = connectionOf(database).drizzle;
   return {
     people: createPeopleRepository(db, clock),
-    audit: createAuditRepository(db),
+    audit: createAuditRepository(db, clock),
     actions: createConsoleActions(db, clock, database.notifications),
     reads: createConsoleReads(db),
   };

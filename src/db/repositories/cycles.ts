@@ -73,7 +73,7 @@ export function createCyclesRepository(
     .returning()
     .prepare('cycles_claim_slot');
 
-  const commitIntent = createIntentCommit(db, clock);
+  const commitIntent = createIntentCommit(db, clock, outbox);
 
   const selectById = db
     .select()

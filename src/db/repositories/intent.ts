@@ -8,15 +8,19 @@
  *   the other committed. The commit then takes the transaction-scoped advisory lock(s), reads the figures
  *   again (a new statement under READ COMMITTED sees every intent committed before the lock was granted)
  *   and lets the caller decide on them, all in one transaction.
+ * A cycle that needs approval always takes the second way: under the same locks it is charged to the first
+ * active envelope it fits (the envelope rows locked FOR UPDATE, so that a revoke and a charge, or two charges
+ * of the last room, never interleave), or, when none fits, parked for people with its quote.
  */
 import { type AnyColumn, and, eq, type SQL, sql } from 'drizzle-orm';
-import type { Decimal } from '../../money.js';
+import { Decimal } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
 import { type DrizzleExecutor, type DrizzleHandle, decodeRow, rowsOf } from '../connection.js';
-import { assertLegalTransition } from '../cycle-transitions.js';
-import { cycles, quotes } from '../schema.js';
+import { assertLegalTransition, MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
+import { approvalRequests, cycles, envelopes, quotes } from '../schema.js';
 import type { Cycle, JsonValue, QuoteInput } from '../types.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
+import { approvalNeeded, NO_OUTBOX, type Outbox } from './notification-events.js';
 import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
 /** What the decision adds to the intent: every rule's result and the balance it saw. */
@@ -27,6 +31,7 @@ export interface IntentPatch {
 
 export type IntentVerdict =
   | { action: 'commit'; patch: IntentPatch }
+  | { action: 'park'; patch: IntentPatch; approval: ParkedApproval }
   | { action: 'skip'; reasonCode: string; trace: JsonValue; balanceSnapshotId: number | null };
 
 export interface IntentGuard {
@@ -45,8 +50,27 @@ export interface IntentGuard {
   balanceReadAt?: Date;
   /** Runs under the lock(s) on the fresh figures: pure and quick, since every other replica waits for it. */
   decide(figures: SpendFigures & { creditPending: Decimal | null }): IntentVerdict;
+  /**
+   * Set when the order needs approval: it is charged to an envelope it fits, or parked for people. The cost
+   * and price are the quote's.
+   */
+  approval?: ApprovalNeed;
   /** Bound on the lock wait and on each statement, in milliseconds (the quote's time left). */
   timeoutMs: number;
+}
+
+export interface ApprovalNeed {
+  cost: Decimal;
+  price: Decimal;
+  /** What the parked cycle's request records when no envelope fits; `trace` replaces the decision's trace. */
+  park: Omit<ParkedApproval, 'trace'> & { trace: (patchTrace: JsonValue) => JsonValue };
+}
+
+export interface ParkedApproval {
+  approversRequired: number;
+  expiresAt: Date;
+  defaultMaxPrice: Decimal;
+  trace: JsonValue;
 }
 
 /** Either the decision stands as taken, or it is taken again under the locks. */
@@ -60,6 +84,8 @@ export interface IntentMove {
 
 export interface IntentResult {
   action: IntentVerdict['action'];
+  /** The envelope the order was charged to, for a commit that needed approval. */
+  envelopeId?: number;
   /** The cycle after the move (submitting or skipped); null when it was no longer in `from`. */
   cycle: Cycle | null;
 }
@@ -78,7 +104,7 @@ const CREDIT_ACCOUNT_LOCK_KEY = advisoryLockKey('intent:credit-account');
  * prepared builder statement is bound to the pool), more than any other statement of the cycle
  * (bench/README.md, "Where the cycle's time goes"). Values go through their columns' encoders.
  */
-function submitStatement(move: IntentMove, patch: IntentPatch, now: Date): SQL {
+function submitStatement(move: IntentMove, patch: IntentPatch, now: Date, envelopeId: number | null): SQL {
   const { id, from, quote } = move;
   const v = (value: unknown, column: AnyColumn) => sql.param(value, column);
   return sql`with intent_quote as (
@@ -92,19 +118,25 @@ function submitStatement(move: IntentMove, patch: IntentPatch, now: Date): SQL {
     update ${cycles} set state = 'submitting', quote_record_id = (select id from intent_quote),
       quote_id = ${quote.quoteId}, amount = ${v(quote.amount, cycles.amount)}, price = ${v(quote.price, cycles.price)},
       total_cost = ${v(quote.totalCost, cycles.totalCost)}, trace = ${v(patch.trace, cycles.trace)},
-      balance_snapshot_id = ${patch.balanceSnapshotId}, reason_code = null, error_code = null,
+      balance_snapshot_id = ${patch.balanceSnapshotId}, envelope_id = ${envelopeId}, reason_code = null, error_code = null,
       error_message = null, attempts = attempts + 1, submitted_at = ${v(now, cycles.submittedAt)},
       updated_at = ${v(now, cycles.updatedAt)}
     where id = ${id} and state = ${from}
     returning *`;
 }
 
-async function submit(executor: DrizzleExecutor, move: IntentMove, patch: IntentPatch, now: Date) {
-  const [raw] = rowsOf(await executor.execute(submitStatement(move, patch, now)));
+async function submit(
+  executor: DrizzleExecutor,
+  move: IntentMove,
+  patch: IntentPatch,
+  now: Date,
+  envelopeId: number | null = null,
+) {
+  const [raw] = rowsOf(await executor.execute(submitStatement(move, patch, now, envelopeId)));
   return raw ? toCycle(decodeRow(cycles, raw)) : null;
 }
 
-export function createIntentCommit(db: DrizzleHandle, clock: () => Date) {
+export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox: Outbox = NO_OUTBOX) {
   return async function commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult> {
     assertLegalTransition(move.from, 'submitting');
     if ('stands' in decision) {
@@ -139,10 +171,25 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date) {
         periods: guard.periodsAt(now),
         ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
       });
-      const verdict = guard.decide(figures);
-      if (verdict.action === 'commit') {
-        return { action: 'commit', cycle: await submit(tx, move, verdict.patch, now) };
+      let verdict = guard.decide(figures);
+      let envelopeId: number | null = null;
+      if (verdict.action === 'commit' && guard.approval) {
+        envelopeId = await envelopeWithRoom(tx, guard.strategy, guard.approval, now);
+        if (envelopeId === null) {
+          const { trace, ...park } = guard.approval.park;
+          verdict = {
+            action: 'park',
+            patch: verdict.patch,
+            approval: { ...park, trace: trace(verdict.patch.trace) },
+          };
+        }
       }
+      if (verdict.action === 'commit') {
+        const cycle = await submit(tx, move, verdict.patch, now, envelopeId);
+        return { action: 'commit', cycle, ...(envelopeId === null ? {} : { envelopeId }) };
+      }
+      if (verdict.action === 'park')
+        return { action: 'park', cycle: await park(tx, now, move, verdict, outbox) };
       return { action: 'skip', cycle: await skipWithQuote(tx, now, move, verdict) };
     });
   };
@@ -173,4 +220,82 @@ async function skipWithQuote(
     .where(and(eq(cycles.id, id), eq(cycles.state, from)))
     .returning();
   return row ? toCycle(row) : null;
+}
+
+/**
+ * The first active envelope of the strategy the order fits (order ≤ max order, price ≤ max price, spent in
+ * it + order ≤ max total), soonest to end first; null when none does. Every active envelope of the strategy
+ * is locked until the transaction ends: its spend is read and charged (the cycle's envelope_id, committed
+ * with the intent) while no other transaction can charge or revoke it.
+ */
+async function envelopeWithRoom(
+  tx: DrizzleExecutor,
+  strategy: string,
+  need: ApprovalNeed,
+  now: Date,
+): Promise<number | null> {
+  const at = now.toISOString();
+  const candidates = rowsOf(
+    await tx.execute(sql`select ${envelopes.id} as id,
+        ${envelopes.maxOrder}::text as max_order, ${envelopes.maxTotal}::text as max_total,
+        ${envelopes.maxPrice}::text as max_price,
+        (select coalesce(sum(${cycles.totalCost}), 0) from ${cycles}
+          where ${cycles.envelopeId} = ${envelopes.id} and ${cycles.state} in ${[...MONEY_MAY_HAVE_LEFT]})::text as spent
+      from ${envelopes}
+      where ${envelopes.strategy} = ${strategy} and ${envelopes.activeAt} is not null
+        and ${envelopes.revokedAt} is null
+        and ${envelopes.validFrom} <= ${at}::timestamptz and ${envelopes.validUntil} > ${at}::timestamptz
+      order by ${envelopes.validUntil}, ${envelopes.id}
+      for update of ${envelopes}`),
+  );
+  for (const row of candidates) {
+    const fits =
+      need.cost.lessThanOrEqualTo(new Decimal(String(row.max_order))) &&
+      (row.max_price === null || need.price.lessThanOrEqualTo(new Decimal(String(row.max_price)))) &&
+      new Decimal(String(row.spent)).plus(need.cost).lessThanOrEqualTo(new Decimal(String(row.max_total)));
+    if (fits) return Number(row.id);
+  }
+  return null;
+}
+
+/**
+ * No envelope fits: the quote kept, the cycle parked in `awaiting_approval` with its decision, its request
+ * for approval, and the `approval_needed` message, in the intent's transaction. No order leaves.
+ */
+async function park(
+  tx: DrizzleExecutor,
+  now: Date,
+  move: IntentMove,
+  verdict: Extract<IntentVerdict, { action: 'park' }>,
+  outbox: Outbox,
+): Promise<Cycle | null> {
+  const { id, from, quote } = move;
+  const [stored] = await tx
+    .insert(quotes)
+    .values({ ...quote, cycleId: id })
+    .returning({ id: quotes.id });
+  if (!stored) throw new Error('insert into quotes returned no row');
+  const columns = patchColumns({
+    quote: { ...quote, id: stored.id, cycleId: id },
+    reasonCode: 'approval_required',
+    trace: verdict.approval.trace,
+    balanceSnapshotId: verdict.patch.balanceSnapshotId,
+  });
+  const [row] = await tx
+    .update(cycles)
+    .set({ ...columns, state: 'awaiting_approval', updatedAt: now })
+    .where(and(eq(cycles.id, id), eq(cycles.state, from)))
+    .returning();
+  if (!row) return null;
+  const { approversRequired, expiresAt, defaultMaxPrice } = verdict.approval;
+  await tx.insert(approvalRequests).values({
+    cycleId: id,
+    approversRequired,
+    parkedAt: now,
+    expiresAt,
+    parkedPrice: quote.price,
+    defaultMaxPrice,
+  });
+  await outbox.enqueue(tx, approvalNeeded(row, { approversRequired, expiresAt, defaultMaxPrice }));
+  return toCycle(row);
 }

@@ -168,3 +168,49 @@ export function replicasLost(ids: readonly string[], at: Date): NotificationEven
     key: `replica_lost_${id}`,
   }));
 }
+
+/** A cycle parked for people: what it would buy, at what price, by when it must be approved. */
+export function approvalNeeded(
+  cycle: CycleRow,
+  request: { approversRequired: number; expiresAt: Date; defaultMaxPrice: Decimal },
+): NotificationEvent[] {
+  return [
+    {
+      type: 'approval_needed',
+      subject: `cycle:${cycle.id}`,
+      occurredAt: cycle.updatedAt,
+      data: {
+        ...cycleData(cycle),
+        approversRequired: request.approversRequired,
+        expiresAt: request.expiresAt.toISOString(),
+        defaultMaxPrice: toDecimalText(request.defaultMaxPrice),
+      },
+    },
+  ];
+}
+
+/** A parked cycle approved (by its last approver), rejected, or expired. */
+export function approvalDecided(
+  cycle: CycleRow,
+  decision: {
+    decision: 'approved' | 'rejected' | 'expired';
+    by: readonly string[];
+    reason: string | null;
+    maxPrice: Decimal | null;
+  },
+): NotificationEvent[] {
+  return [
+    {
+      type: 'approval_decided',
+      subject: `cycle:${cycle.id}`,
+      occurredAt: cycle.updatedAt,
+      data: {
+        ...cycleData(cycle),
+        decision: decision.decision,
+        by: [...decision.by],
+        decisionReason: decision.reason,
+        approvedMaxPrice: money(decision.maxPrice),
+      },
+    },
+  ];
+}

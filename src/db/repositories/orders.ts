@@ -289,6 +289,7 @@ export function createOrdersRepository(
           .where(and(eq(cycles.id, cycleId), eq(cycles.state, move.from)))
           .returning();
         if (row) await outbox.enqueue(tx, orderPlaced(row, order.id, move.discrepancy ?? []));
+        // A person's decision (an operator adopting the order) is recorded with its effect.
         if (row && options.audit) await appendAudit(tx, options.audit, now);
         if (!row || !move.discrepancy?.length) return { order: recorded, cycle: row ? toCycle(row) : null };
         // Our order, with figures we did not ask for: kept, flagged, and the strategy stopped for a person.

@@ -1,7 +1,9 @@
 /**
  * What the rules of one strategy need from its other cycles, in one statement: its spend in a calendar day
  * and month (each cycle counted in the period of its intent, `submitted_at`: when its money was committed),
- * the last moment an order request left, whether it is halted, the kill switch and, for credit guards, the
+ * the cost reserved by its parked cycles (awaiting approval; counted in every period until they end, since
+ * their money would be charged to the period in which they are finally placed), the last moment an order
+ * request left, whether it is halted, the kill switch and, for credit guards, the
  * cost of our orders a balance may not show yet. Read before quoting and again under the intent locks
  * (intent.ts).
  *
@@ -11,7 +13,7 @@
 import { sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
 import { type DrizzleExecutor, rowsOf } from '../connection.js';
-import { MONEY_MAY_HAVE_LEFT, ORDER_UNCONFIRMED } from '../cycle-transitions.js';
+import { MONEY_MAY_HAVE_LEFT, ORDER_UNCONFIRMED, RESERVED_FOR_APPROVAL } from '../cycle-transitions.js';
 import { control, cycles, strategies } from '../schema.js';
 
 /** A half-open range [start, end) of instants. */
@@ -21,9 +23,14 @@ export interface Period {
 }
 
 export interface SpendFigures {
-  /** Sum of totalCost of the cycles whose money may have left (submitting, placed, unsure). */
+  /**
+   * Sum of totalCost of the cycles whose money may have left (submitting, placed, unsure) in the period,
+   * plus `reserved`.
+   */
   spentDay: Decimal;
   spentMonth: Decimal;
+  /** The quoted cost of the strategy's parked cycles (awaiting approval, or approved and not yet run). */
+  reserved: Decimal;
   /** When the strategy's latest order request left (its newest intent), for the cooldown. */
   lastSubmittedAt: Date | null;
   halted: boolean;
@@ -65,6 +72,8 @@ export async function readSpendFigures(
       coalesce(sum(${cycles.totalCost}), 0)::text as spent_month,
       (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${strategy} and ${moneyLeft})::text
         as last_submitted_at,
+      (select coalesce(sum(${cycles.totalCost}), 0) from ${cycles}
+        where ${cycles.strategy} = ${strategy} and ${cycles.state} in ${[...RESERVED_FOR_APPROVAL]})::text as reserved,
       coalesce((select ${strategies.haltedAt} is not null from ${strategies} where ${strategies.name} = ${strategy}),
         false)::text as halted,
       coalesce((select ${control.paused} from ${control} where ${control.id} = 1), false)::text as paused,
@@ -82,9 +91,11 @@ export async function readSpendFigures(
   const [row] = rows;
   if (!row) throw new Error('the spend figures statement returned no row');
   const text = (column: string) => (row[column] === null ? null : String(row[column]));
+  const reserved = new Decimal(text('reserved') ?? '0');
   return {
-    spentDay: new Decimal(text('spent_day') ?? '0'),
-    spentMonth: new Decimal(text('spent_month') ?? '0'),
+    spentDay: new Decimal(text('spent_day') ?? '0').plus(reserved),
+    spentMonth: new Decimal(text('spent_month') ?? '0').plus(reserved),
+    reserved,
     lastSubmittedAt: text('last_submitted_at') === null ? null : new Date(text('last_submitted_at')!),
     halted: text('halted') === 'true',
     paused: text('paused') === 'true',

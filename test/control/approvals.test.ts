@@ -1,0 +1,365 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApprovalControl, createApprovalControl } from '../../src/control/index.js';
+import { type Database, openConsoleStore, openDatabase } from '../../src/db/index.js';
+import {
+  type EngineContext,
+  KillSwitch,
+  Maintenance,
+  recordStrategiesSeen,
+  runCycle,
+} from '../../src/engine/index.js';
+import type { DcaStrategy, Strategy } from '../../src/strategy/index.js';
+import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
+import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
+
+/**
+ * Four-eyes control against the sandbox over HTTP and a real database: an order that needs approval either
+ * fits an active envelope (placed within the same quote, charged atomically with its intent) or parks with
+ * the quote it saw; people approve (two distinct ones), reject, or let it expire; an approved cycle is run
+ * by the maintenance pass on a fresh quote, within the approved maximum price.
+ */
+describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
+  let bench: EngineBench;
+  let control: ApprovalControl;
+  let nameCount = 0;
+
+  let test: TestDatabase;
+
+  beforeAll(async () => {
+    // Every message to one channel, so the outbox rows written with each fact can be read back.
+    test = await createTestDatabase(backend, { routeNotifications: () => ['desk'] });
+    bench = await startEngineBench({ replicaId: 'replica-a', test });
+    control = createApprovalControl(bench.database);
+  });
+  afterAll(async () => {
+    await bench.close();
+    await test.drop();
+  });
+
+  /** The outbox messages of one parked cycle, oldest first. */
+  async function messagesOf(cycleId: number) {
+    const recent = await bench.database.notifications.listRecent(500);
+    return recent.filter((message) => message.subject === `cycle:${cycleId}`).reverse();
+  }
+
+  /** A strategy of its own per test, every order needing two people (or an envelope). */
+  function guarded(overrides: Partial<DcaStrategy> = {}): DcaStrategy {
+    nameCount += 1;
+    return strategy({
+      name: `approval-${nameCount}`,
+      approval: { required: 'always', approvers: 2, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      ...overrides,
+    });
+  }
+
+  const quoteRequests = () => bench.requests.filter((request) => request.operation === 'getQuote').length;
+
+  async function activeEnvelope(subject: Strategy, limits: { maxOrder: string; maxTotal: string }) {
+    await recordStrategiesSeen(bench.context, [subject]);
+    const now = Date.now();
+    const envelope = await control.addEnvelope(
+      {
+        strategy: subject.name,
+        maxOrder: d(limits.maxOrder),
+        maxTotal: d(limits.maxTotal),
+        maxPrice: null,
+        validFrom: new Date(now - 60_000),
+        validUntil: new Date(now + 3_600_000),
+      },
+      'carla',
+    );
+    await control.approveEnvelope(envelope.id, 'ana');
+    return control.approveEnvelope(envelope.id, 'bruno');
+  }
+
+  function resumeWith(...strategies: Strategy[]) {
+    return new Maintenance(bench.context, { strategies: () => strategies }).runOnce();
+  }
+
+  it('places a cycle that fits an active envelope within the same quote, charged to the envelope', async () => {
+    const subject = guarded();
+    const envelope = await activeEnvelope(subject, { maxOrder: '150.00', maxTotal: '1000.00' });
+    expect(envelope.activeAt).not.toBeNull();
+    const quotesBefore = quoteRequests();
+    const report = await bench.run(subject, freshSlot());
+    expect(report).toMatchObject({ outcome: 'placed', reason: 'ok' });
+    expect(quoteRequests() - quotesBefore).toBe(1);
+    const cycle = (await bench.database.cycles.listRecent({ strategy: subject.name }))[0]!;
+    expect(cycle.envelopeId).toBe(envelope.id);
+    const [listed] = (await control.listEnvelopes()).filter((e) => e.id === envelope.id);
+    expect(listed?.spent.toString()).toBe(cycle.totalCost!.toString());
+    expect(listed?.room.toString()).toBe(d('1000.00').minus(cycle.totalCost!).toString());
+  });
+
+  it('counts neither the creator nor the same person twice towards an envelope', async () => {
+    const subject = guarded();
+    await recordStrategiesSeen(bench.context, [subject]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: subject.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+      },
+      'carla',
+    );
+    await expect(control.approveEnvelope(envelope.id, 'carla')).rejects.toMatchObject({
+      code: 'APPROVER_IS_REQUESTER',
+    });
+    await control.approveEnvelope(envelope.id, 'ana');
+    await expect(control.approveEnvelope(envelope.id, 'ana')).rejects.toMatchObject({
+      code: 'ALREADY_APPROVED_BY_PERSON',
+    });
+    // One approval of two: not active, so the cycle parks.
+    const report = await bench.run(subject, freshSlot());
+    expect(report.outcome).toBe('awaiting-approval');
+    const revoked = await control.revokeEnvelope(envelope.id, 'ana');
+    expect(revoked.revokedAt).not.toBeNull();
+    await expect(control.approveEnvelope(envelope.id, 'bruno')).rejects.toMatchObject({
+      code: 'ENVELOPE_REVOKED',
+    });
+    const audit = await openConsoleStore(bench.database).audit.list({ limit: 20 });
+    const actions = audit.filter((row) => row.subject === `envelope:${envelope.id}`).map((row) => row.action);
+    expect(actions.reverse()).toEqual(['envelope.add', 'envelope.approve', 'envelope.revoke']);
+  });
+
+  it('parks a cycle outside every envelope; two distinct people approve; it is placed at a fresh quote', async () => {
+    const subject = guarded();
+    await activeEnvelope(subject, { maxOrder: '50.00', maxTotal: '1000.00' });
+    const report = await bench.run(subject, freshSlot());
+    expect(report).toMatchObject({
+      outcome: 'awaiting-approval',
+      reason: 'approval_required',
+      orderId: null,
+    });
+    const parkedQuoteId = report.quoteId;
+    expect(parkedQuoteId).toMatch(/^[A-Za-z0-9]{8,9}$/);
+    expect(bench.sandbox.ledger().some((order) => order.quoteId === parkedQuoteId)).toBe(false);
+
+    const [parked] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+    expect(parked).toMatchObject({ approversRequired: 2, approvedBy: [] });
+    const cycleId = parked!.cycle.id;
+    const trace = parked!.cycle.trace as { rule: string; reason?: string }[];
+    expect(trace.at(-1)).toMatchObject({ rule: 'approval', reason: 'approval_required' });
+
+    const first = await control.approve(cycleId, 'ana');
+    expect(first).toMatchObject({ approvedBy: ['ana'], approvedMaxPrice: null });
+    expect(first.cycle.state).toBe('awaiting_approval');
+    await expect(control.approve(cycleId, 'ana')).rejects.toMatchObject({
+      code: 'ALREADY_APPROVED_BY_PERSON',
+    });
+    const second = await control.approve(cycleId, 'bruno');
+    expect(second.cycle.state).toBe('approved');
+    expect(second.approvedMaxPrice?.toString()).toBe(parked!.defaultMaxPrice.toString());
+
+    const pass = await resumeWith(subject);
+    expect(pass.approvals?.resumed).toHaveLength(1);
+    const resumed = pass.approvals!.resumed[0]!;
+    expect(resumed).toMatchObject({ outcome: 'placed', reason: 'ok' });
+    expect(resumed.quoteId).not.toBe(parkedQuoteId);
+    expect(bench.sandbox.ledger().filter((order) => order.quoteId === resumed.quoteId)).toHaveLength(1);
+    // Claimed once: a second pass finds nothing to run.
+    expect((await resumeWith(subject)).approvals?.resumed).toEqual([]);
+
+    const audit = await openConsoleStore(bench.database).audit.list({ limit: 20 });
+    const rows = audit.filter((row) => row.subject === `cycle:${cycleId}`).reverse();
+    expect(rows.map((row) => [row.actor, row.action])).toEqual([
+      ['ana', 'approval.approve'],
+      ['bruno', 'approval.approve'],
+    ]);
+    const messages = await messagesOf(cycleId);
+    expect(messages.map((message) => message.type)).toEqual(['approval_needed', 'approval_decided']);
+    expect(messages[0]!.data).toMatchObject({ approversRequired: 2, quoteId: parkedQuoteId });
+    expect(messages[1]!.data).toMatchObject({ decision: 'approved', by: ['ana', 'bruno'] });
+  });
+
+  it('rejects a parked cycle with the reason: it ends without an order', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    await control.approve(cycleId, 'ana');
+    await expect(control.reject(cycleId, 'bruno', '  ')).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    const rejected = await control.reject(cycleId, 'bruno', 'not this week');
+    expect(rejected).toMatchObject({ state: 'rejected', reasonCode: 'approval_rejected' });
+    await expect(control.approve(cycleId, 'carla')).rejects.toMatchObject({
+      code: 'CYCLE_NOT_AWAITING_APPROVAL',
+    });
+    expect((await resumeWith(subject)).approvals?.resumed).toEqual([]);
+    const [row] = await openConsoleStore(bench.database).audit.list({ limit: 1 });
+    expect(row).toMatchObject({
+      actor: 'bruno',
+      action: 'approval.reject',
+      after: { reason: 'not this week' },
+    });
+    const decided = (await messagesOf(cycleId)).at(-1);
+    expect(decided).toMatchObject({
+      type: 'approval_decided',
+      data: { decision: 'rejected', decisionReason: 'not this week' },
+    });
+  });
+
+  it('expires a parked cycle past its timeout in the maintenance pass', async () => {
+    const subject = guarded({
+      approval: { required: 'always', approvers: 1, timeoutMs: 60_000, priceTolerancePct: d('0.5') },
+    });
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    expect((await resumeWith(subject)).approvals?.expired).toBe(0);
+    const later = new Date(Date.now() + 61_000);
+    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({
+      state: 'approval_expired',
+      reasonCode: 'approval_expired',
+    });
+  });
+
+  it('expires an approved cycle that no replica running its strategy claimed before the deadline', async () => {
+    const subject = guarded({
+      approval: { required: 'always', approvers: 1, timeoutMs: 60_000, priceTolerancePct: d('0.5') },
+    });
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    expect((await control.approve(cycleId, 'ana')).cycle.state).toBe('approved');
+    // This pass runs no strategy, so nothing claims it; its reservation ends at the deadline all the same.
+    const later = new Date(Date.now() + 61_000);
+    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'approval_expired' });
+    expect(
+      (
+        await bench.database.cycles.spendFigures({
+          strategy: subject.name,
+          periods: { day: { start: new Date(0), end: later }, month: { start: new Date(0), end: later } },
+        })
+      ).reserved.toString(),
+    ).toBe('0');
+  });
+
+  it('skips an approved cycle whose fresh quote is above the approved maximum price, with the reason', async () => {
+    const subject = guarded({
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    // The sandbox quotes around 5.40: no fresh quote is at or below 1.0000.
+    const approved = await control.approve(cycleId, 'ana', { maxPrice: d('1.0000') });
+    expect(approved.approvedMaxPrice?.toString()).toBe('1');
+    const [resumed] = (await resumeWith(subject)).approvals!.resumed;
+    expect(resumed).toMatchObject({ outcome: 'skipped', reason: 'price_above_approved_max' });
+    const cycle = await bench.database.cycles.get(cycleId);
+    const trace = cycle!.trace as { rule: string; passed: boolean; detail: Record<string, string> }[];
+    expect(trace.find((rule) => rule.rule === 'approved_max_price')).toMatchObject({
+      passed: false,
+      detail: { approvedMaxPrice: '1' },
+    });
+  });
+
+  it('counts a parked cycle against the budget until it ends', async () => {
+    const subject = guarded({ budget: { perDay: d('150.00') } });
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
+    expect(await bench.run(subject, freshSlot())).toMatchObject({
+      outcome: 'skipped',
+      reason: 'budget_day_exceeded',
+    });
+  });
+});
+
+/**
+ * Two replicas (on PostgreSQL each with its own pool) race for the last room in an envelope: the room fits
+ * one order, both quote before either commits (the sandbox holds every quote 20 ms), and the envelope is
+ * charged under the intent's locks, so exactly one places and the other parks.
+ */
+describe('two replicas racing for the last room in an envelope', () => {
+  let bench: EngineBench;
+  let second: Database;
+  let replicaB: EngineContext;
+
+  beforeAll(async () => {
+    bench = await startEngineBench({
+      replicaId: 'replica-a',
+      sandbox: { faults: { quote: { latencyMs: 20 } } },
+    });
+    second = bench.test.url ? await openDatabase({ url: bench.test.url, maxConnections: 5 }) : bench.database;
+    replicaB = {
+      ...bench.context,
+      database: second,
+      replicaId: 'replica-b',
+      killSwitch: new KillSwitch({
+        control: second.control,
+        cacheMs: 1_000,
+        clock: bench.context.clock,
+        metrics: bench.metrics,
+      }),
+    };
+  });
+  afterAll(async () => {
+    if (second !== bench.database) await second.close();
+    await bench.close();
+  });
+
+  it('places exactly one order in each of 5 rounds', async () => {
+    const control = createApprovalControl(bench.database);
+    for (let round = 0; round < 5; round++) {
+      const subject = strategy({
+        name: `envelope-race-${round}`,
+        approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      });
+      await recordStrategiesSeen(bench.context, [subject]);
+      const envelope = await control.addEnvelope(
+        {
+          strategy: subject.name,
+          maxOrder: d('150.00'),
+          // Room for one order of about 100.00, not two.
+          maxTotal: d('150.00'),
+          maxPrice: null,
+          validFrom: new Date(Date.now() - 60_000),
+          validUntil: new Date(Date.now() + 3_600_000),
+        },
+        'carla',
+      );
+      await control.approveEnvelope(envelope.id, 'ana');
+      const slot = freshSlot();
+      const reports = await Promise.all([
+        runCycle(bench.context, { strategy: subject, slot, trigger: 'schedule' }),
+        runCycle(replicaB, { strategy: subject, slot: new Date(slot.getTime() + 500), trigger: 'schedule' }),
+      ]);
+      const outcomes = reports.map((report) => report.outcome).sort();
+      expect(outcomes, `round ${round}`).toEqual(['awaiting-approval', 'placed']);
+      const quoteIds = new Set(reports.map((report) => report.quoteId));
+      expect(bench.sandbox.ledger().filter((order) => quoteIds.has(order.quoteId))).toHaveLength(1);
+      const [listed] = (await control.listEnvelopes()).filter((e) => e.id === envelope.id);
+      expect(listed!.spent.lessThanOrEqualTo(listed!.maxTotal)).toBe(true);
+    }
+  });
+
+  it('runs an approved cycle exactly once when both replicas look for it at the same moment', async () => {
+    const control = createApprovalControl(bench.database);
+    const subject = strategy({
+      name: 'approved-race',
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+    await recordStrategiesSeen(bench.context, [subject]);
+    const parked = await runCycle(bench.context, {
+      strategy: subject,
+      slot: freshSlot(),
+      trigger: 'schedule',
+    });
+    expect(parked.outcome).toBe('awaiting-approval');
+    const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+    await control.approve(waiting!.cycle.id, 'ana');
+    const passes = await Promise.all(
+      [bench.context, replicaB].map((context) =>
+        new Maintenance(context, { strategies: () => [subject] }).runOnce(),
+      ),
+    );
+    const resumed = passes.flatMap((pass) => pass.approvals?.resumed ?? []);
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]).toMatchObject({ outcome: 'placed' });
+    expect(bench.sandbox.ledger().filter((order) => order.quoteId === resumed[0]!.quoteId)).toHaveLength(1);
+  });
+});
