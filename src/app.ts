@@ -33,6 +33,7 @@ import {
   databasePoolSize,
   type EngineContext,
   KillSwitch,
+  type VersionPolicy,
   Worker,
 } from './engine/index.js';
 import { createNotifier, routerFor } from './notify/index.js';
@@ -87,6 +88,15 @@ export class App {
   }
 
   /** The engine's dependencies; available once start() resolved. */
+  /**
+   * How strategy changes are governed (strategies.changes), and who the worker records versions and
+   * applications as: TREASURY_ACTOR, else `automation` (the worker acts for nobody in particular).
+   */
+  get versionPolicy(): VersionPolicy {
+    const env = this.options.env ?? process.env;
+    return { changes: this.settings.strategies.changes, actor: env.TREASURY_ACTOR?.trim() || 'automation' };
+  }
+
   get context(): EngineContext {
     if (!this.engine) throw new Error('the app is not started');
     return this.engine;
@@ -254,6 +264,7 @@ export class App {
     const worker = new Worker(this.engine, {
       strategiesPath: settings.strategies.path,
       startSignal: this.startAborted.signal,
+      versions: this.versionPolicy,
     });
     this.runningWorker = worker;
     this.onStop('worker', () => worker.stop());

@@ -17,6 +17,10 @@ import { createQuotesRepository, type QuotesRepository } from './repositories/qu
 import { createReplicasRepository, type ReplicasRepository } from './repositories/replicas.js';
 import { createStrategiesRepository, type StrategiesRepository } from './repositories/strategies.js';
 import {
+  createStrategyVersionsRepository,
+  type StrategyVersionsRepository,
+} from './repositories/strategy-versions.js';
+import {
   createWebhookEventsRepository,
   type WebhookEventsRepository,
 } from './repositories/webhook-events.js';
@@ -39,6 +43,7 @@ export interface OpenDatabaseOptions {
 export interface Database {
   readonly kind: DatabaseKind;
   readonly strategies: StrategiesRepository;
+  readonly strategyVersions: StrategyVersionsRepository;
   readonly cycles: CyclesRepository;
   readonly quotes: QuotesRepository;
   readonly orders: OrdersRepository;
@@ -83,6 +88,7 @@ export function createDatabase(
   const database: Database = {
     kind: connection.kind,
     strategies: createStrategiesRepository(db, clock, notifications),
+    strategyVersions: createStrategyVersionsRepository(db, clock, notifications),
     cycles: createCyclesRepository(db, clock, notifications),
     quotes: createQuotesRepository(db),
     orders: createOrdersRepository(db, clock, notifications),

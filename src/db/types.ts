@@ -60,6 +60,8 @@ export interface Cycle {
   leaseUntil: Date | null;
   /** What the service's record of the cycle's order says differently from the request and quote. */
   discrepancy: FigureDifference[] | null;
+  /** The strategy version it ran under; null for cycles from before versions were recorded. */
+  strategyVersion: number | null;
 }
 
 /** One figure of an order the service reports differently from what the cycle asked and was quoted. */
@@ -71,6 +73,8 @@ export interface FigureDifference {
 
 export interface ClaimSlotInput {
   strategy: string;
+  /** The strategy version the cycle runs under; absent for a strategy built in code (tests, tools). */
+  strategyVersion?: number | null;
   slot: Date;
   trigger: CycleTrigger;
   owner: string;

@@ -79,7 +79,7 @@ describe('loading', () => {
   });
 
   it('reads every key into the domain record', async () => {
-    const strategies = await loadStrategiesOrThrow(join(FIXTURES, 'valid'));
+    const { strategies } = await loadStrategiesOrThrow(join(FIXTURES, 'valid'));
     const [full, minimal] = strategies;
     expect(full).toMatchObject({
       kind: 'dca',

@@ -33,6 +33,8 @@ export type AuditAction =
   | 'strategy.pause'
   | 'strategy.resume'
   | 'cycle.reconcile'
+  | 'strategy.version_applied'
+  | 'strategy.version_approved'
   | 'user.add'
   | 'user.disable'
   | 'user.password'
@@ -45,16 +47,24 @@ export interface AuditRepository {
   list(options?: { since?: Date; limit?: number; beforeId?: number }): Promise<AuditRecord[]>;
 }
 
-/** Appends one row on the caller's transaction. */
-export async function appendAudit(executor: DrizzleExecutor, entry: AuditEntry, at: Date): Promise<void> {
-  await executor.insert(auditLog).values({
-    at,
-    actor: entry.actor,
-    action: entry.action,
-    subject: entry.subject,
-    before: entry.before === undefined ? null : toJson(entry.before),
-    after: entry.after === undefined ? null : toJson(entry.after),
-  });
+/** Appends one row, or several in one statement, on the caller's transaction. */
+export async function appendAudit(
+  executor: DrizzleExecutor,
+  entries: AuditEntry | readonly AuditEntry[],
+  at: Date,
+): Promise<void> {
+  const list = Array.isArray(entries) ? entries : [entries as AuditEntry];
+  if (list.length === 0) return;
+  await executor.insert(auditLog).values(
+    list.map((entry) => ({
+      at,
+      actor: entry.actor,
+      action: entry.action,
+      subject: entry.subject,
+      before: entry.before === undefined ? null : toJson(entry.before),
+      after: entry.after === undefined ? null : toJson(entry.after),
+    })),
+  );
 }
 
 export function createAuditRepository(db: DrizzleHandle): AuditRepository {

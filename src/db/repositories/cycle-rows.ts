@@ -31,6 +31,7 @@ export function toCycle(row: CycleRow): Cycle {
     leaseOwner: row.leaseOwner,
     leaseUntil: row.leaseUntil,
     discrepancy: (row.discrepancy ?? null) as FigureDifference[] | null,
+    strategyVersion: row.strategyVersion,
   };
 }
 
