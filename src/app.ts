@@ -25,6 +25,7 @@ import {
   openMigratedDatabase,
 } from './db/index.js';
 import {
+  AUTOMATION,
   createApiObserver,
   createLiveness,
   createReadiness,
@@ -94,7 +95,7 @@ export class App {
    */
   get versionPolicy(): VersionPolicy {
     const env = this.options.env ?? process.env;
-    return { changes: this.settings.strategies.changes, actor: env.TREASURY_ACTOR?.trim() || 'automation' };
+    return { changes: this.settings.strategies.changes, actor: env.TREASURY_ACTOR?.trim() || AUTOMATION };
   }
 
   get context(): EngineContext {

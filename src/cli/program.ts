@@ -9,6 +9,7 @@ import { registerPeopleCommands } from './people.js';
 import { registerReportCommands } from './reports.js';
 import { registerSandboxCommands } from './sandbox.js';
 import { registerStatusCommands } from './status.js';
+import { registerStrategyCommands } from './strategy.js';
 import { registerValidateCommands } from './validate.js';
 import { registerWorkerCommands } from './worker.js';
 
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerPeopleCommands(program);
   registerSandboxCommands(program);
   registerStatusCommands(program);
+  registerStrategyCommands(program);
   registerValidateCommands(program);
   registerWorkerCommands(program);
   return program;

@@ -43,6 +43,7 @@ export { Scheduler } from './scheduler.js';
 export { handleSignals } from './signals.js';
 export { recordStrategiesSeen } from './strategy-records.js';
 export {
+  AUTOMATION,
   resolveStrategyVersions,
   type VersionedStrategies,
   type VersionPolicy,

@@ -22,7 +22,10 @@ export interface VersionPolicy {
   actor: string;
 }
 
-export const APPLY_AS_AUTOMATION: VersionPolicy = { changes: 'apply', actor: 'automation' };
+/** The worker's name in the record when no TREASURY_ACTOR is set; never a person who may approve. */
+export const AUTOMATION = 'automation';
+
+export const APPLY_AS_AUTOMATION: VersionPolicy = { changes: 'apply', actor: AUTOMATION };
 
 export interface VersionedStrategies {
   /** What runs, each with its version number. */

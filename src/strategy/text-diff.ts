@@ -82,9 +82,9 @@ function hunksOf(edits: readonly Edit[]): string[][] {
   const hunks: string[][] = [];
   let first = 0;
   while (first < changed.length) {
-    // A hunk runs on while the next change is within two contexts of the last one.
+    // A hunk runs on while at most two contexts of unchanged lines separate the next change from the last.
     let last = first;
-    while (last + 1 < changed.length && changed[last + 1]! - changed[last]! <= 2 * CONTEXT) last++;
+    while (last + 1 < changed.length && changed[last + 1]! - changed[last]! - 1 <= 2 * CONTEXT) last++;
     const start = Math.max(0, changed[first]! - CONTEXT);
     const end = Math.min(edits.length, changed[last]! + CONTEXT + 1);
     hunks.push(hunk(edits, start, end));

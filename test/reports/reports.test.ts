@@ -320,9 +320,7 @@ describe.skipIf(!onPostgres)(
         expect(row.totalFilled).toBe(order.quote.totalFilled.toFixed(6));
         expect(row.status).toBe(order === placed.at(-1) ? 'paid' : 'settled');
         expect(row.transactionId).toBe(tracking.withdrawal?.transactionId ?? '');
-        expect(row.strategyVersion).toBe(
-          order.strategy === ODD ? '3' : order.strategy === DCA ? '1' : '',
-        );
+        expect(row.strategyVersion).toBe(order.strategy === ODD ? '3' : order.strategy === DCA ? '1' : '');
         expect(row.discrepancy).toBe('false');
       }
       expect(rows.filter((row) => row.strategy === ODD)).toHaveLength(3);
