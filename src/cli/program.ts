@@ -23,6 +23,9 @@ export function buildProgram(): Command {
       'Treasury automation: buys USDT with BRL through the purchase service, on schedules and rules',
     )
     .version(VERSION)
+    // The program's own options (--version, --help) only before a command: `strategy approve NAME --version
+    // N` names a strategy version, and would otherwise print the program's.
+    .enablePositionalOptions()
     .showHelpAfterError()
     .exitOverride();
   registerApiCommands(program);

@@ -121,6 +121,14 @@ export function runningChoice(heads: readonly VersionHead[], fileVersion: number
   return latest?.version ?? null;
 }
 
+/** `(strategy, version) in ((…), …)`: one condition for a batch of versions. */
+function versionIn(pairs: readonly { strategy: string; version: number }[]) {
+  return sql`(${strategyVersions.strategy}, ${strategyVersions.version}) in (${sql.join(
+    pairs.map((pair) => sql`(${pair.strategy}, ${pair.version}::integer)`),
+    sql`, `,
+  )})`;
+}
+
 interface Plan {
   inserts: (typeof strategyVersions.$inferInsert)[];
   /** Versions the automation approves as it records them (changes: apply), already in the table. */
@@ -174,12 +182,7 @@ export function createStrategyVersionsRepository(
           content: strategyVersions.content,
         })
         .from(strategyVersions)
-        .where(
-          sql`(${strategyVersions.strategy}, ${strategyVersions.version}) in (${sql.join(
-            pairs.map((pair) => sql`(${pair.strategy}, ${pair.version}::integer)`),
-            sql`, `,
-          )})`,
-        );
+        .where(versionIn(pairs));
       for (const row of rows) contents.set(`${row.strategy}\u0000${row.version}`, row.content);
     }
     return contents;
@@ -264,28 +267,32 @@ export function createStrategyVersionsRepository(
   };
 
   const write = async (tx: DrizzleExecutor, steps: Plan, actor: string, now: Date) => {
-    for (let start = 0; start < steps.inserts.length; start += CHUNK)
-      await tx.insert(strategyVersions).values(steps.inserts.slice(start, start + CHUNK));
-    for (const { strategy, version } of steps.approvals) {
-      await tx
-        .update(strategyVersions)
-        .set({ approvedAt: now, approvedBy: actor })
-        .where(and(eq(strategyVersions.strategy, strategy), eq(strategyVersions.version, version)));
-    }
-    for (const move of steps.moves) {
-      // Off first: at most one running version per strategy (a unique index holds the table to it).
-      if (move.from !== null) {
-        await tx
-          .update(strategyVersions)
-          .set({ running: false })
-          .where(and(eq(strategyVersions.strategy, move.strategy), eq(strategyVersions.version, move.from)));
-      }
-      await tx
-        .update(strategyVersions)
-        .set({ running: true })
-        .where(and(eq(strategyVersions.strategy, move.strategy), eq(strategyVersions.version, move.to)));
-    }
-    // Audit rows and messages in one statement each, not one per strategy: a first start records thousands.
+    // Batched by CHUNK, never a statement per strategy: a first start records thousands of them.
+    const chunks = <T>(list: readonly T[]) =>
+      Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, index) =>
+        list.slice(index * CHUNK, (index + 1) * CHUNK),
+      );
+    // The old running versions off first: the unique index allows one running version per strategy.
+    const leaving = steps.moves.flatMap((move) =>
+      move.from === null ? [] : [{ strategy: move.strategy, version: move.from }],
+    );
+    for (const pairs of chunks(leaving))
+      await tx.update(strategyVersions).set({ running: false }).where(versionIn(pairs));
+    const arriving = new Set(steps.moves.map((move) => `${move.strategy}\u0000${move.to}`));
+    const inserts = steps.inserts.map((row) => ({
+      ...row,
+      running: arriving.has(`${row.strategy}\u0000${row.version}`),
+    }));
+    for (const rows of chunks(inserts)) await tx.insert(strategyVersions).values(rows);
+    for (const pairs of chunks(steps.approvals))
+      await tx.update(strategyVersions).set({ approvedAt: now, approvedBy: actor }).where(versionIn(pairs));
+    const inserted = new Set(inserts.map((row) => `${row.strategy}\u0000${row.version}`));
+    const existing = steps.moves.flatMap((move) =>
+      inserted.has(`${move.strategy}\u0000${move.to}`) ? [] : [{ strategy: move.strategy, version: move.to }],
+    );
+    for (const pairs of chunks(existing))
+      await tx.update(strategyVersions).set({ running: true }).where(versionIn(pairs));
+    // The audit rows of the moves, and the messages of the changes that wait for a person.
     const audits = steps.moves.map((move) => ({
       actor,
       action: 'strategy.version_applied' as const,
@@ -293,8 +300,7 @@ export function createStrategyVersionsRepository(
       before: move.from === null ? null : { version: move.from },
       after: { version: move.to },
     }));
-    for (let start = 0; start < audits.length; start += CHUNK)
-      await appendAudit(tx, audits.slice(start, start + CHUNK), now);
+    for (const rows of chunks(audits)) await appendAudit(tx, rows, now);
     const messages = steps.pending.flatMap((pending) => strategyVersionPending(pending, now));
     if (messages.length > 0) await outbox.enqueue(tx, messages);
   };
