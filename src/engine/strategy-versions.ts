@@ -32,8 +32,6 @@ export interface VersionedStrategies {
   running: Strategy[];
   /** Strategies whose files hold a version that waits for approval: name → that version. */
   waiting: Map<string, number>;
-  /** Name → the version running (absent: none runs). */
-  versions: Map<string, number>;
 }
 
 /** Records the loaded files as versions and returns what runs; throws when the database cannot be written. */
@@ -51,7 +49,7 @@ export async function resolveStrategyVersions(
     context.database.strategyVersions.record(texts, policy),
   );
   const byName = new Map(resolutions.map((resolution) => [resolution.name, resolution]));
-  const result: VersionedStrategies = { running: [], waiting: new Map(), versions: new Map() };
+  const result: VersionedStrategies = { running: [], waiting: new Map() };
   for (const strategy of loaded.strategies) {
     const resolution = byName.get(strategy.name);
     if (!resolution) continue;
@@ -66,7 +64,6 @@ export async function resolveStrategyVersions(
     }
     if (runningVersion === fileVersion) {
       result.running.push({ ...strategy, version: fileVersion });
-      result.versions.set(strategy.name, fileVersion);
       continue;
     }
     const kept = rebuild(strategy, runningVersion, runningContent ?? '');
@@ -88,7 +85,6 @@ export async function resolveStrategyVersions(
       'strategy change waits for approval (treasury-bot strategy approve); the approved version keeps running',
     );
     result.running.push(kept.strategy);
-    result.versions.set(strategy.name, runningVersion);
   }
   return result;
 }
@@ -118,6 +114,11 @@ export async function approvalsChanged(
   const choices = await withDatabase(context, 'strategy_versions', () =>
     context.database.strategyVersions.runningChoices(versioned.waiting),
   );
-  for (const [name, choice] of choices) if ((versioned.versions.get(name) ?? null) !== choice) return true;
+  const running = new Map(
+    versioned.running.flatMap((strategy) =>
+      versioned.waiting.has(strategy.name) ? [[strategy.name, strategy.version ?? null] as const] : [],
+    ),
+  );
+  for (const [name, choice] of choices) if ((running.get(name) ?? null) !== choice) return true;
   return false;
 }

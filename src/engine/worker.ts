@@ -61,7 +61,7 @@ export class Worker {
   readonly scheduler: Scheduler;
   readonly maintenance: Maintenance;
   private current: Strategy[] = [];
-  private versioned: VersionedStrategies = { running: [], waiting: new Map(), versions: new Map() };
+  private versioned: VersionedStrategies = { running: [], waiting: new Map() };
   private watcher: StrategyWatcher | undefined;
   /**
    * Cycles read the kill switch themselves; this keeps treasury_paused (and the log line of a flip) current

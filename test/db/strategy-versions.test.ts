@@ -115,6 +115,20 @@ describe.each(testBackends())('strategy versions on %s', (backend) => {
     });
   });
 
+  it('in approve mode takes a strategy that ran before versions existed, unchanged, as approved', async () => {
+    const ran = loaded('d', '75.00');
+    const changed = loaded('e', '75.00');
+    await db.strategies.upsertSeen([
+      { name: 'd', kind: 'dca', config: {}, hash: ran.hash },
+      { name: 'e', kind: 'dca', config: {}, hash: loaded('e', '60.00').hash },
+    ]);
+    expect(await db.strategyVersions.record([ran, changed], approve)).toEqual([
+      { name: 'd', fileVersion: 1, runningVersion: 1, runningContent: null },
+      { name: 'e', fileVersion: 1, runningVersion: null, runningContent: null },
+    ]);
+    expect((await db.strategyVersions.list('d'))[0]).toMatchObject({ approvedBy: 'deployer', running: true });
+  });
+
   it('refuses an unknown strategy or version, a second approval, and the recorder approving their own version', async () => {
     await expect(db.strategyVersions.approve('nope', 1, 'alice')).rejects.toMatchObject({
       code: 'STRATEGY_NOT_FOUND',

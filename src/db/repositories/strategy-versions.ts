@@ -14,7 +14,7 @@ import { TreasuryError } from '../../errors.js';
 import { unifiedDiff } from '../../strategy/index.js';
 import { advisoryLockKey } from '../advisory-key.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
-import { strategyVersions } from '../schema.js';
+import { strategies, strategyVersions } from '../schema.js';
 import { appendAudit } from './audit.js';
 import { type Outbox, strategyVersionPending } from './notification-events.js';
 
@@ -188,6 +188,30 @@ export function createStrategyVersionsRepository(
     return contents;
   };
 
+  /** Strategies without versions whose `strategies` row holds the hash the files hold now. */
+  const readRanBefore = async (
+    executor: DrizzleExecutor,
+    loaded: readonly LoadedStrategyText[],
+    heads: ReadonlyMap<string, readonly VersionHead[]>,
+  ) => {
+    const fresh = loaded.filter((entry) => !heads.has(entry.name));
+    const hashes = new Map(fresh.map((entry) => [entry.name, entry.hash]));
+    const ran = new Set<string>();
+    for (let start = 0; start < fresh.length; start += CHUNK) {
+      const rows = await executor
+        .select({ name: strategies.name, hash: strategies.configHash })
+        .from(strategies)
+        .where(
+          inArray(
+            strategies.name,
+            fresh.slice(start, start + CHUNK).map((entry) => entry.name),
+          ),
+        );
+      for (const row of rows) if (hashes.get(row.name) === row.hash) ran.add(row.name);
+    }
+    return ran;
+  };
+
   const plan = async (
     executor: DrizzleExecutor,
     loaded: readonly LoadedStrategyText[],
@@ -216,6 +240,8 @@ export function createStrategyVersionsRepository(
         : [];
     });
     const previousContents = await readContents(executor, previous);
+    const baselines =
+      changes === 'approve' ? await readRanBefore(executor, loaded, heads) : new Set<string>();
     for (const entry of loaded) {
       const list = heads.get(entry.name) ?? [];
       let file = list.find((head) => head.configHash === entry.hash);
@@ -227,7 +253,9 @@ export function createStrategyVersionsRepository(
           from: last ? `${entry.name} version ${last.version}` : '/dev/null',
           to: `${entry.name} version ${version}`,
         });
-        const approvedAt = changes === 'apply' ? now : null;
+        // A strategy that ran before versions were recorded, with the configuration it ran with, is its
+        // own baseline: turning approval on must not stop what already runs.
+        const approvedAt = changes === 'apply' || baselines.has(entry.name) ? now : null;
         result.inserts.push({
           strategy: entry.name,
           version,
