@@ -18,6 +18,7 @@ const TABLES = [
   'replicas',
   'settlement_events',
   'strategies',
+  'strategy_versions',
   'users',
   'webhook_events',
 ];
