@@ -73,6 +73,7 @@ export class Worker {
   private phase: 'new' | 'starting' | 'started' | 'stopped' = 'new';
   private stopping: Promise<void> | undefined;
   private reloading: Promise<ReloadResult> | undefined;
+  private reloadAgain: Promise<ReloadResult> | undefined;
   private readonly reloadListeners: ((result: ReloadResult) => void)[] = [];
 
   constructor(
@@ -179,9 +180,20 @@ export class Worker {
     );
   }
 
-  /** Validates the strategy files and applies them, or keeps the running set and logs every problem. */
+  /**
+   * Validates the strategy files and applies them, or keeps the running set and logs every problem. A call
+   * while a reload runs gets one more reload after it (shared by every such call): the running one may have
+   * read the files before the change that made the call.
+   */
   reload(): Promise<ReloadResult> {
-    this.reloading ??= this.applyFiles().finally(() => {
+    if (this.reloading) {
+      this.reloadAgain ??= this.reloading.then(() => {
+        this.reloadAgain = undefined;
+        return this.reload();
+      });
+      return this.reloadAgain;
+    }
+    this.reloading = this.applyFiles().finally(() => {
       this.reloading = undefined;
     });
     return this.reloading;
