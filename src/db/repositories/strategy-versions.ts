@@ -121,6 +121,12 @@ export function runningChoice(heads: readonly VersionHead[], fileVersion: number
   return latest?.version ?? null;
 }
 
+function chunks<T>(list: readonly T[]): T[][] {
+  return Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, index) =>
+    list.slice(index * CHUNK, (index + 1) * CHUNK),
+  );
+}
+
 /** `(strategy, version) in ((…), …)`: one condition for a batch of versions. */
 function versionIn(pairs: readonly { strategy: string; version: number }[]) {
   return sql`(${strategyVersions.strategy}, ${strategyVersions.version}) in (${sql.join(
@@ -218,6 +224,8 @@ export function createStrategyVersionsRepository(
     changes: StrategyChanges,
     actor: string,
     now: Date,
+    /** False for a look at whether anything is to be written: no diffs, no baselines. */
+    complete = true,
   ): Promise<Plan> => {
     const heads = await readHeads(
       executor,
@@ -239,9 +247,9 @@ export function createStrategyVersionsRepository(
         ? [{ strategy: entry.name, version: last.version }]
         : [];
     });
-    const previousContents = await readContents(executor, previous);
+    const previousContents = complete ? await readContents(executor, previous) : new Map<string, string>();
     const baselines =
-      changes === 'approve' ? await readRanBefore(executor, loaded, heads) : new Set<string>();
+      complete && changes === 'approve' ? await readRanBefore(executor, loaded, heads) : new Set<string>();
     for (const entry of loaded) {
       const list = heads.get(entry.name) ?? [];
       let file = list.find((head) => head.configHash === entry.hash);
@@ -249,10 +257,12 @@ export function createStrategyVersionsRepository(
         const last = list.at(-1);
         const version = (last?.version ?? 0) + 1;
         const before = last ? (previousContents.get(`${entry.name}\u0000${last.version}`) ?? '') : '';
-        const diff = unifiedDiff(before, entry.text, {
-          from: last ? `${entry.name} version ${last.version}` : '/dev/null',
-          to: `${entry.name} version ${version}`,
-        });
+        const diff = complete
+          ? unifiedDiff(before, entry.text, {
+              from: last ? `${entry.name} version ${last.version}` : '/dev/null',
+              to: `${entry.name} version ${version}`,
+            })
+          : '';
         // A strategy that ran before versions were recorded, with the configuration it ran with, is its
         // own baseline: turning approval on must not stop what already runs.
         const approvedAt = changes === 'apply' || baselines.has(entry.name) ? now : null;
@@ -296,10 +306,6 @@ export function createStrategyVersionsRepository(
 
   const write = async (tx: DrizzleExecutor, steps: Plan, actor: string, now: Date) => {
     // Batched by CHUNK, never a statement per strategy: a first start records thousands of them.
-    const chunks = <T>(list: readonly T[]) =>
-      Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, index) =>
-        list.slice(index * CHUNK, (index + 1) * CHUNK),
-      );
     // The old running versions off first: the unique index allows one running version per strategy.
     const leaving = steps.moves.flatMap((move) =>
       move.from === null ? [] : [{ strategy: move.strategy, version: move.from }],
@@ -340,15 +346,27 @@ export function createStrategyVersionsRepository(
       if (loaded.length === 0) return [];
       const now = clock();
       // Most loads change nothing (a restart, a replica joining): read without the lock and stop there.
-      let steps = await plan(db, loaded, changes, actor, now);
-      if (steps.inserts.length + steps.approvals.length + steps.moves.length > 0) {
-        steps = await db.transaction(async (tx) => {
-          await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY}::bigint)`);
-          const fresh = await plan(tx, loaded, changes, actor, now);
-          await write(tx, fresh, actor, now);
-          return fresh;
-        });
-      }
+      const probe = await plan(db, loaded, changes, actor, now, false);
+      const writes = probe.inserts.length + probe.approvals.length + probe.moves.length;
+      // Planned and written a slice of strategies at a time: a first start with thousands of strategies
+      // would otherwise hold every text, diff and row at once.
+      const steps: Pick<Plan, 'resolutions' | 'contentWanted'> =
+        writes === 0
+          ? probe
+          : await db.transaction(async (tx) => {
+              await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY}::bigint)`);
+              const done: Pick<Plan, 'resolutions' | 'contentWanted'> = {
+                resolutions: [],
+                contentWanted: [],
+              };
+              for (const slice of chunks(loaded)) {
+                const fresh = await plan(tx, slice, changes, actor, now);
+                await write(tx, fresh, actor, now);
+                done.resolutions.push(...fresh.resolutions);
+                done.contentWanted.push(...fresh.contentWanted);
+              }
+              return done;
+            });
       const contents = await readContents(db, steps.contentWanted);
       return steps.resolutions.map((resolution) =>
         resolution.runningVersion === null || resolution.runningVersion === resolution.fileVersion
