@@ -25,6 +25,7 @@ import {
   openMigratedDatabase,
 } from './db/index.js';
 import {
+  AUTOMATION,
   createApiObserver,
   createLiveness,
   createReadiness,
@@ -33,6 +34,7 @@ import {
   databasePoolSize,
   type EngineContext,
   KillSwitch,
+  type VersionPolicy,
   Worker,
 } from './engine/index.js';
 import { createNotifier, routerFor } from './notify/index.js';
@@ -88,6 +90,15 @@ export class App {
   }
 
   /** The engine's dependencies; available once start() resolved. */
+  /**
+   * How strategy changes are governed (strategies.changes), and who the worker records versions and
+   * applications as: TREASURY_ACTOR, else `automation` (the worker acts for nobody in particular).
+   */
+  get versionPolicy(): VersionPolicy {
+    const env = this.options.env ?? process.env;
+    return { changes: this.settings.strategies.changes, actor: env.TREASURY_ACTOR?.trim() || AUTOMATION };
+  }
+
   get context(): EngineContext {
     if (!this.engine) throw new Error('the app is not started');
     return this.engine;
@@ -265,6 +276,7 @@ export class App {
     const worker = new Worker(this.engine, {
       strategiesPath: settings.strategies.path,
       startSignal: this.startAborted.signal,
+      versions: this.versionPolicy,
     });
     this.runningWorker = worker;
     this.onStop('worker', () => worker.stop());

@@ -106,7 +106,7 @@ export async function loadBenchStrategies(
 ): Promise<Strategy[]> {
   const file = await writeStrategiesFile(documents);
   try {
-    const strategies = await loadStrategiesOrThrow(file);
+    const { strategies } = await loadStrategiesOrThrow(file);
     await recordStrategiesSeen(context, strategies);
     return strategies;
   } finally {

@@ -36,7 +36,7 @@ process.once('message', (request: BacktestRequest) => {
 async function measure(request: BacktestRequest): Promise<BacktestReportFigures> {
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const strategies = await loadStrategiesOrThrow(request.strategies);
+  const { strategies } = await loadStrategiesOrThrow(request.strategies);
   const series = await readPriceFile(request.prices, { maxGapMs: 3_600_000 });
   const read = performance.now();
   let slots = 0;

@@ -13,6 +13,7 @@ import { formatDuration } from '../strategy/index.js';
 import {
   CliArgumentError,
   cell,
+  declaredPerson,
   parseAmount,
   parseInstant,
   printErrorLine,
@@ -53,7 +54,7 @@ export function registerApprovalCommands(program: Command): void {
     .action((cycleText: string, flags: ByFlag & { maxPrice?: string }) =>
       withControl(async (control) => {
         const cycleId = parseId('CYCLE_ID', cycleText);
-        const person = personOf(flags);
+        const person = declaredPerson(flags.by);
         const maxPrice =
           flags.maxPrice === undefined ? undefined : parseAmount(flags.maxPrice, '--max-price');
         const result = await control.approve(cycleId, person, maxPrice === undefined ? {} : { maxPrice });
@@ -87,7 +88,7 @@ export function registerApprovalCommands(program: Command): void {
     .action((cycleText: string, flags: ByFlag & { reason?: string }) =>
       withControl(async (control) => {
         const cycleId = parseId('CYCLE_ID', cycleText);
-        const person = personOf(flags);
+        const person = declaredPerson(flags.by);
         const reason = required('--reason', flags.reason);
         const cycle = await control.reject(cycleId, person, reason);
         if (flags.json) printJson({ cycleId, state: cycle.state, reason }, []);
@@ -129,7 +130,7 @@ export function registerApprovalCommands(program: Command): void {
             validFrom: parseInstant('--from', required('--from', flags.from))!,
             validUntil: parseInstant('--until', required('--until', flags.until))!,
           };
-          const created = await control.addEnvelope(input, personOf(flags));
+          const created = await control.addEnvelope(input, declaredPerson(flags.by));
           printEnvelope(
             created,
             flags.json,
@@ -145,7 +146,7 @@ export function registerApprovalCommands(program: Command): void {
     .option('--json', 'print one JSON document on stdout')
     .action((idText: string, flags: ByFlag) =>
       withControl(async (control) => {
-        const approved = await control.approveEnvelope(parseId('ID', idText), personOf(flags));
+        const approved = await control.approveEnvelope(parseId('ID', idText), declaredPerson(flags.by));
         const state =
           approved.activeAt === null
             ? `${approved.approvedBy.length} of ${approved.approversRequired} approvals`
@@ -153,7 +154,7 @@ export function registerApprovalCommands(program: Command): void {
         printEnvelope(
           approved,
           flags.json,
-          `envelope ${approved.id}: approved by ${personOf(flags)} (${state})`,
+          `envelope ${approved.id}: approved by ${declaredPerson(flags.by)} (${state})`,
         );
       }),
     );
@@ -165,8 +166,8 @@ export function registerApprovalCommands(program: Command): void {
     .option('--json', 'print one JSON document on stdout')
     .action((idText: string, flags: ByFlag) =>
       withControl(async (control) => {
-        const revoked = await control.revokeEnvelope(parseId('ID', idText), personOf(flags));
-        printEnvelope(revoked, flags.json, `envelope ${revoked.id}: revoked by ${personOf(flags)}`);
+        const revoked = await control.revokeEnvelope(parseId('ID', idText), declaredPerson(flags.by));
+        printEnvelope(revoked, flags.json, `envelope ${revoked.id}: revoked by ${declaredPerson(flags.by)}`);
       }),
     );
   envelope
@@ -213,13 +214,6 @@ export function registerApprovalCommands(program: Command): void {
           );
       }),
     );
-}
-
-/** `--by`, else TREASURY_ACTOR: an approval names who gave it, so there is no fallback. */
-function personOf(flags: ByFlag, env: NodeJS.ProcessEnv = process.env): string {
-  const person = flags.by?.trim() || env.TREASURY_ACTOR?.trim();
-  if (!person) throw new CliArgumentError('say who acts: give --by PERSON or set TREASURY_ACTOR');
-  return person;
 }
 
 /**

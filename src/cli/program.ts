@@ -10,6 +10,7 @@ import { registerPeopleCommands } from './people.js';
 import { registerReportCommands } from './reports.js';
 import { registerSandboxCommands } from './sandbox.js';
 import { registerStatusCommands } from './status.js';
+import { registerStrategyCommands } from './strategy.js';
 import { registerValidateCommands } from './validate.js';
 import { registerWorkerCommands } from './worker.js';
 
@@ -23,6 +24,9 @@ export function buildProgram(): Command {
       'Treasury automation: buys USDT with BRL through the purchase service, on schedules and rules',
     )
     .version(VERSION)
+    // The program's own options (--version, --help) only before a command: `strategy approve NAME --version
+    // N` names a strategy version, and would otherwise print the program's.
+    .enablePositionalOptions()
     .showHelpAfterError()
     .exitOverride();
   registerApiCommands(program);
@@ -36,6 +40,7 @@ export function buildProgram(): Command {
   registerPeopleCommands(program);
   registerSandboxCommands(program);
   registerStatusCommands(program);
+  registerStrategyCommands(program);
   registerValidateCommands(program);
   registerWorkerCommands(program);
   return program;

@@ -4,6 +4,7 @@
  * operator arguments, each failing with one sentence that names the argument, the expected form and what
  * was given.
  */
+import { checkPerson } from '../control/index.js';
 import { type Decimal, isDecimal, parseDecimal, toDecimalText } from '../money.js';
 import { scrubSecrets } from '../observability/logger.js';
 
@@ -83,6 +84,17 @@ export function printErrorLine(error: unknown, secrets: readonly string[]): void
 export class CliArgumentError extends Error {
   override readonly name = 'CliArgumentError';
   readonly code = 'INVALID_ARGUMENT';
+}
+
+/**
+ * The person a decision is recorded for: `--by`, else TREASURY_ACTOR. There is no login fallback: an approval
+ * names who gave it.
+ */
+export function declaredPerson(by: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const person = by?.trim() || env.TREASURY_ACTOR?.trim();
+  if (!person) throw new CliArgumentError('say who acts: give --by PERSON or set TREASURY_ACTOR');
+  checkPerson(person);
+  return person;
 }
 
 /** A positive decimal argument; `name` is how the error names it (the argument or the option). */

@@ -14,7 +14,9 @@ import {
   isOkOutcome,
   Maintenance,
   recordStrategiesSeen,
+  resolveStrategyVersions,
   runCycle,
+  type VersionedStrategies,
 } from '../engine/index.js';
 import { loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
 import { commandLineActor } from './people.js';
@@ -195,11 +197,17 @@ export async function runOnceCommand(flags: OnceFlags): Promise<void> {
   try {
     const slot = parseSlot(flags.slot);
     app = new App({ mode: 'once', logDestination: pino.destination({ fd: 2, sync: true }) });
-    const all = await loadStrategiesOrThrow(app.settings.strategies.path);
-    const selected = selectStrategies(all, flags.strategy);
+    const loaded = await loadStrategiesOrThrow(app.settings.strategies.path);
+    const requested = selectStrategies(loaded.strategies, flags.strategy);
     await app.start();
     const { context } = app;
-    await recordStrategiesSeen(context, all);
+    // As the worker does: what runs is the approved version, which may not be what the files hold.
+    const versioned = await resolveStrategyVersions(context, loaded, app.versionPolicy);
+    await recordStrategiesSeen(context, versioned.running);
+    const selected =
+      flags.strategy.length === 0
+        ? versioned.running.filter((strategy) => strategy.enabled)
+        : requested.map((strategy) => runningVersionOf(strategy.name, versioned));
     const at = slot ?? context.clock();
     const limiter = createLimiter(context.settings.concurrency);
     const reports = await Promise.all(
@@ -247,6 +255,17 @@ function parseSlot(text: string | undefined): Date | undefined {
     );
   }
   return instant;
+}
+
+/** The version of a named strategy that runs; a new strategy waiting for its first approval has none. */
+function runningVersionOf(name: string, versioned: VersionedStrategies): Strategy {
+  const running = versioned.running.find((strategy) => strategy.name === name);
+  if (running) return running;
+  const version = versioned.waiting.get(name);
+  throw new OnceArgumentError(
+    `strategy "${name}" has no approved version yet: version ${version} waits for approval ` +
+      `(treasury-bot strategy approve ${name} --version ${version} --by PERSON)`,
+  );
 }
 
 /** Named strategies in the order given (disabled ones too: naming one is an explicit request). */

@@ -108,6 +108,8 @@ export const engineSchema = z.strictObject({
       /** Watch the strategy files and apply valid changes without a restart. */
       watch: z.boolean().default(true),
       debounceMs: ms.default(300),
+      /** With strategies.changes `approve`, how often a worker looks for approvals of waiting changes. */
+      approvalPollMs: positiveMs.default(5_000),
     })
     .prefault({}),
 });
@@ -229,7 +231,16 @@ export const settingsSchema = z.strictObject({
       dataDir: z.string().min(1).default('./data'),
     })
     .prefault({}),
-  strategies: z.strictObject({ path: z.string().min(1).default('./strategies') }).prefault({}),
+  strategies: z
+    .strictObject({
+      path: z.string().min(1).default('./strategies'),
+      /**
+       * `apply`: a changed strategy runs at once (recorded as a version approved by the worker's actor);
+       * `approve`: it waits for `treasury-bot strategy approve`, the last approved version running meanwhile.
+       */
+      changes: z.enum(['apply', 'approve']).default('apply'),
+    })
+    .prefault({}),
   /** The operations listener: /metrics, /healthz, /readyz. Unset: 127.0.0.1:9464 (not public). */
   ops: z.strictObject({ addr: listenAddress.optional() }).prefault({}),
   /**

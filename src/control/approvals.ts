@@ -98,7 +98,8 @@ export function createApprovalControl(database: Database): ApprovalControl {
   };
 }
 
-function checkPerson(person: string): void {
+/** The one rule for a person's name, for every decision recorded from the command line or the console. */
+export function checkPerson(person: string): void {
   if (!PERSON_NAME.test(person)) {
     throw new ApprovalError(
       'PERSON_INVALID',

@@ -1,2 +1,2 @@
 /** What people do (four-eyes control): the operations the command line and the web console share. */
-export { type ApprovalControl, createApprovalControl, PERSON_NAME } from './approvals.js';
+export { type ApprovalControl, checkPerson, createApprovalControl, PERSON_NAME } from './approvals.js';

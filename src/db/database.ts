@@ -18,6 +18,10 @@ import { createQuotesRepository, type QuotesRepository } from './repositories/qu
 import { createReplicasRepository, type ReplicasRepository } from './repositories/replicas.js';
 import { createStrategiesRepository, type StrategiesRepository } from './repositories/strategies.js';
 import {
+  createStrategyVersionsRepository,
+  type StrategyVersionsRepository,
+} from './repositories/strategy-versions.js';
+import {
   createWebhookEventsRepository,
   type WebhookEventsRepository,
 } from './repositories/webhook-events.js';
@@ -40,6 +44,7 @@ export interface OpenDatabaseOptions {
 export interface Database {
   readonly kind: DatabaseKind;
   readonly strategies: StrategiesRepository;
+  readonly strategyVersions: StrategyVersionsRepository;
   readonly cycles: CyclesRepository;
   readonly quotes: QuotesRepository;
   readonly orders: OrdersRepository;
@@ -86,6 +91,7 @@ export function createDatabase(
   const database: Database = {
     kind: connection.kind,
     strategies: createStrategiesRepository(db, clock, notifications),
+    strategyVersions: createStrategyVersionsRepository(db, clock, notifications),
     cycles: createCyclesRepository(db, clock, notifications),
     quotes: createQuotesRepository(db),
     orders: createOrdersRepository(db, clock, notifications),

@@ -79,6 +79,14 @@ export type { QuotesRepository } from './repositories/quotes.js';
 export type { ReplicaRecord, ReplicasRepository } from './repositories/replicas.js';
 export type { FiguresQuery, Period, SpendFigures } from './repositories/spend-figures.js';
 export type { StrategiesRepository } from './repositories/strategies.js';
+export {
+  type LoadedStrategyText,
+  type StrategyChanges,
+  type StrategyVersion,
+  StrategyVersionError,
+  type StrategyVersionsRepository,
+  type VersionResolution,
+} from './repositories/strategy-versions.js';
 export type { WebhookEventsRepository } from './repositories/webhook-events.js';
 export { retryWhileUnreachable, type StartupWait } from './retry-while-unreachable.js';
 export * from './types.js';

@@ -201,7 +201,7 @@ const DASH = 45;
 
 const selectOrderPage = defineRawStatement(
   'report_order_page',
-  `select o.id::text, o.service_timestamp::text, o.service_order_id, o.origin, c.strategy, s.config_hash,
+  `select o.id::text, o.service_timestamp::text, o.service_order_id, o.origin, c.strategy, c.strategy_version::text,
      c.slot::text, o.quote_id, o.symbol, o.amount::text, o.price::text,
      (${COST})::text, (${QUANTITY})::text, o.status,
      coalesce(ev.pending_at, o.created_at)::text, ev.partial_at::text, ev.paid_at::text,
@@ -211,7 +211,6 @@ const selectOrderPage = defineRawStatement(
      o.withdrawn_amount::text,
      (c.discrepancy is not null or coalesce(ev.anomalies, 0) > 0)
    from ${ORDER_JOINS}
-     left join strategies s on s.name = c.strategy
      left join lateral (
        select min(e.recorded_at) filter (where e.to_status = 'pending') as pending_at,
               min(e.recorded_at) filter (where e.to_status = 'partial') as partial_at,

@@ -15,6 +15,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   smallint,
   text,
   timestamp,
@@ -75,6 +76,8 @@ export const cycles = pgTable(
     discrepancy: jsonb('discrepancy'),
     /** The envelope this cycle's order was charged to, when it needed approval and fitted one. */
     envelopeId: bigint('envelope_id', { mode: 'number' }).references((): AnyPgColumn => envelopes.id),
+    /** The strategy version the cycle ran under (strategy_versions); null for cycles from before versions. */
+    strategyVersion: integer('strategy_version'),
   },
   (table) => [
     uniqueIndex('cycles_strategy_slot_key').on(table.strategy, table.slot),
@@ -92,6 +95,36 @@ export const cycles = pgTable(
       'cycles_state_check',
       sql`${table.state} in (${sql.raw(CYCLE_STATES.map((state) => `'${state}'`).join(', '))})`,
     ),
+  ],
+);
+
+/**
+ * Every distinct configuration of a strategy (by its config hash), numbered 1, 2, 3 ... per strategy, with
+ * the document as first written and its unified diff against the version numbered before it. A version is
+ * approved once (by a person, or by the automation when changes apply at once); exactly one version per
+ * strategy is `running`: the one the worker uses. No foreign key to `strategies`: a new strategy waiting for
+ * approval has versions but no `strategies` row until it first runs.
+ */
+export const strategyVersions = pgTable(
+  'strategy_versions',
+  {
+    strategy: text('strategy').notNull(),
+    version: integer('version').notNull(),
+    configHash: text('config_hash').notNull(),
+    content: text('content').notNull(),
+    diff: text('diff').notNull(),
+    createdAt: instant('created_at').notNull(),
+    createdBy: text('created_by').notNull(),
+    approvedAt: instant('approved_at'),
+    approvedBy: text('approved_by'),
+    running: boolean('running').notNull().default(false),
+  },
+  (table) => [
+    primaryKey({ columns: [table.strategy, table.version] }),
+    uniqueIndex('strategy_versions_hash_key').on(table.strategy, table.configHash),
+    uniqueIndex('strategy_versions_running_key').on(table.strategy).where(sql`${table.running}`),
+    check('strategy_versions_version_check', sql`${table.version} > 0`),
+    check('strategy_versions_running_check', sql`not ${table.running} or ${table.approvedAt} is not null`),
   ],
 );
 

@@ -62,6 +62,8 @@ export interface Cycle {
   discrepancy: FigureDifference[] | null;
   /** The envelope the order was charged to, when it needed approval and fitted one. */
   envelopeId: number | null;
+  /** The strategy version it ran under; null for cycles from before versions were recorded. */
+  strategyVersion: number | null;
 }
 
 /** One figure of an order the service reports differently from what the cycle asked and was quoted. */
@@ -73,6 +75,8 @@ export interface FigureDifference {
 
 export interface ClaimSlotInput {
   strategy: string;
+  /** The strategy version the cycle runs under; absent for a strategy built in code (tests, tools). */
+  strategyVersion?: number | null;
   slot: Date;
   trigger: CycleTrigger;
   owner: string;

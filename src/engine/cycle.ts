@@ -30,7 +30,13 @@ export async function runCycle(context: EngineContext, request: CycleRequest): P
   let claimed: Cycle | null;
   try {
     claimed = await withDatabase(context, 'claim_slot', () =>
-      context.database.cycles.claimSlot({ strategy: strategy.name, slot, trigger, owner: context.replicaId }),
+      context.database.cycles.claimSlot({
+        strategy: strategy.name,
+        strategyVersion: strategy.version ?? null,
+        slot,
+        trigger,
+        owner: context.replicaId,
+      }),
     );
   } catch (error) {
     const report = unrecordedReport(strategy.name, slot, 'failed', reasonOfError(error), strategy.amount);

@@ -47,4 +47,10 @@ export { createReplicaId } from './replica-id.js';
 export { Scheduler } from './scheduler.js';
 export { handleSignals } from './signals.js';
 export { recordStrategiesSeen } from './strategy-records.js';
+export {
+  AUTOMATION,
+  resolveStrategyVersions,
+  type VersionedStrategies,
+  type VersionPolicy,
+} from './strategy-versions.js';
 export { type ReloadResult, Worker, type WorkerOptions } from './worker.js';

@@ -1,7 +1,8 @@
 /**
- * The long-running worker of `treasury-bot run`: loads and records the strategies, applies the missed
- * policy, schedules cycles, runs the maintenance loop, and reloads the strategies on a file change or
- * SIGHUP. start() and stop() are idempotent; stop() lets in-flight cycles finish within the drain time.
+ * The long-running worker of `treasury-bot run`: loads and records the strategies (as versions: what runs is
+ * what strategy-versions.ts says), applies the missed policy, schedules cycles, runs the maintenance loop,
+ * and reloads the strategies on a file change, SIGHUP, or an approval of a waiting change. start() and
+ * stop() are idempotent; stop() lets in-flight cycles finish within the drain time.
  */
 import { retryWhileUnreachable } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
@@ -22,6 +23,13 @@ import { findMissedSlots } from './missed-slots.js';
 import { type StrategyWatcher, watchStrategyFiles } from './reload.js';
 import { Scheduler } from './scheduler.js';
 import { recordStrategiesSeen, setStrategyIntervals } from './strategy-records.js';
+import {
+  APPLY_AS_AUTOMATION,
+  approvalsChanged,
+  resolveStrategyVersions,
+  type VersionedStrategies,
+  type VersionPolicy,
+} from './strategy-versions.js';
 
 export interface WorkerOptions {
   strategiesPath: string;
@@ -29,13 +37,23 @@ export interface WorkerOptions {
   useCron?: boolean;
   /** Aborted by a stop that arrives while start still waits for the database. */
   startSignal?: AbortSignal;
+  /** Whether changed strategies apply at once or wait for approval; default apply, as `automation`. */
+  versions?: VersionPolicy;
 }
 
 /** Cycles in flight when a burst begins; the adaptive limit widens it from there (concurrency.ts). */
 const INITIAL_CONCURRENCY = 8;
 
 export type ReloadResult =
-  | { applied: true; strategies: string[]; added: string[]; changed: string[]; removed: string[] }
+  | {
+      applied: true;
+      strategies: string[];
+      added: string[];
+      changed: string[];
+      removed: string[];
+      /** Strategies whose files hold a version waiting for approval (their approved version runs, if any). */
+      waiting: string[];
+    }
   | { applied: false; problems: string[] };
 
 export class Worker {
@@ -43,15 +61,19 @@ export class Worker {
   readonly scheduler: Scheduler;
   readonly maintenance: Maintenance;
   private current: Strategy[] = [];
+  private versioned: VersionedStrategies = { running: [], waiting: new Map() };
   private watcher: StrategyWatcher | undefined;
   /**
    * Cycles read the kill switch themselves; this keeps treasury_paused (and the log line of a flip) current
    * when no cycle is due for hours.
    */
   private readonly switchPoll: PeriodicTask<void>;
+  /** An approval is made from another process (the CLI): this notices it and reloads, which applies it. */
+  private readonly approvalPoll: PeriodicTask<void>;
   private phase: 'new' | 'starting' | 'started' | 'stopped' = 'new';
   private stopping: Promise<void> | undefined;
   private reloading: Promise<ReloadResult> | undefined;
+  private reloadAgain: Promise<ReloadResult> | undefined;
   private readonly reloadListeners: ((result: ReloadResult) => void)[] = [];
 
   constructor(
@@ -87,6 +109,16 @@ export class Worker {
         await withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused()).catch(() => false);
       },
     });
+    this.approvalPoll = createPeriodicTask({
+      name: 'strategy approvals poll',
+      intervalMs: settings.reload.approvalPollMs,
+      logger: context.logger,
+      run: async () => {
+        // A failed read is counted where it fails (database errors); the next poll asks again.
+        const changed = await approvalsChanged(context, this.versioned).catch(() => false);
+        if (changed) await this.reload();
+      },
+    });
   }
 
   get strategies(): readonly Strategy[] {
@@ -97,11 +129,14 @@ export class Worker {
     if (this.phase !== 'new') return;
     this.phase = 'starting';
     const { context } = this;
-    this.current = await loadStrategiesOrThrow(this.options.strategiesPath);
+    const loaded = await loadStrategiesOrThrow(this.options.strategiesPath);
     // The database may still be coming back (a failover, a deploy): wait for it rather than exit.
     const missed = await retryWhileUnreachable(
       async () => {
-        await recordStrategiesSeen(context, this.current);
+        const versioned = await resolveStrategyVersions(context, loaded, this.policy);
+        await recordStrategiesSeen(context, versioned.running);
+        this.versioned = versioned;
+        this.current = versioned.running;
         await this.warnHaltedStrategies();
         return findMissedSlots(context, this.current, context.clock());
       },
@@ -123,6 +158,7 @@ export class Worker {
     }
     this.maintenance.start();
     this.switchPoll.start();
+    if (this.policy.changes === 'approve') this.approvalPoll.start();
     if (context.settings.reload.watch) {
       this.watcher = watchStrategyFiles(
         this.options.strategiesPath,
@@ -135,6 +171,7 @@ export class Worker {
     context.logger.info(
       {
         strategies: this.current.map((s) => s.name),
+        waitingForApproval: [...this.versioned.waiting.keys()],
         enabled: this.scheduler.size,
         concurrency: context.settings.concurrency,
         replica: context.replicaId,
@@ -143,9 +180,20 @@ export class Worker {
     );
   }
 
-  /** Validates the strategy files and applies them, or keeps the running set and logs every problem. */
+  /**
+   * Validates the strategy files and applies them, or keeps the running set and logs every problem. A call
+   * while a reload runs gets one more reload after it (shared by every such call): the running one may have
+   * read the files before the change that made the call.
+   */
   reload(): Promise<ReloadResult> {
-    this.reloading ??= this.applyFiles().finally(() => {
+    if (this.reloading) {
+      this.reloadAgain ??= this.reloading.then(() => {
+        this.reloadAgain = undefined;
+        return this.reload();
+      });
+      return this.reloadAgain;
+    }
+    this.reloading = this.applyFiles().finally(() => {
       this.reloading = undefined;
     });
     return this.reloading;
@@ -165,6 +213,7 @@ export class Worker {
     this.watcher?.close();
     // Not awaited before the drain: a read waiting on a database that is away must not delay it.
     const switchPollStopped = this.switchPoll.stop();
+    const approvalPollStopped = this.approvalPoll.stop();
     const drained = await this.scheduler.stop(this.context.settings.drainTimeoutMs);
     if (!drained) {
       this.context.logger.error(
@@ -172,7 +221,11 @@ export class Worker {
         'stopping with cycles still in flight; recovery and reconciliation will settle them',
       );
     }
-    await Promise.all([this.maintenance.stop(), switchPollStopped]);
+    await Promise.all([this.maintenance.stop(), switchPollStopped, approvalPollStopped]);
+  }
+
+  private get policy(): VersionPolicy {
+    return this.options.versions ?? APPLY_AS_AUTOMATION;
   }
 
   /** A halt outlives restarts; whoever starts a replica should see that some automation stays off. */
@@ -208,11 +261,18 @@ export class Worker {
       } else if (this.phase !== 'started') {
         result = { applied: false, problems: ['the worker is not running'] };
       } else {
-        await recordStrategiesSeen(context, loaded.strategies);
-        const summary = this.scheduler.apply(loaded.strategies);
-        this.current = loaded.strategies;
+        const versioned = await resolveStrategyVersions(context, loaded, this.policy);
+        await recordStrategiesSeen(context, versioned.running);
+        const summary = this.scheduler.apply(versioned.running);
+        this.versioned = versioned;
+        this.current = versioned.running;
         setStrategyIntervals(context.metrics, this.current, context.clock());
-        result = { applied: true, strategies: this.current.map((s) => s.name), ...summary };
+        result = {
+          applied: true,
+          strategies: this.current.map((s) => s.name),
+          ...summary,
+          waiting: [...this.versioned.waiting.keys()],
+        };
         context.logger.info(summary, 'strategies reloaded');
       }
     } catch (error) {

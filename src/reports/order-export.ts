@@ -19,9 +19,8 @@ export const EXPORT_FORMATS = ['csv', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /**
- * The columns, in order. `strategyVersion` is the hash of the strategy's configuration as last loaded
- * (`strategies.config_hash`): cycles do not record the version they ran under yet, so an order placed
- * before a strategy changed shows the newer hash.
+ * The columns, in order. `strategyVersion` is the number of the strategy version the order's cycle ran
+ * under (`treasury-bot strategy versions NAME`); empty for external orders and cycles from before versions.
  */
 export const EXPORT_COLUMNS = [
   'orderId',

@@ -19,6 +19,7 @@ export {
   loadStrategiesOrThrow,
   resolveStrategiesPath,
   StrategyLoadError,
+  type ValidLoad,
 } from './loader.js';
 export { parseStrategyText } from './parse-documents.js';
 export { type BudgetPeriods, budgetPeriods, type Period } from './periods.js';
@@ -37,6 +38,7 @@ export { DEFAULT_QUOTE_TOLERANCES } from './rules-quote.js';
 export { latestSlotAtOrBefore, nextSlotAfter, slotsBetween } from './slots.js';
 export { strategyHash } from './strategy-hash.js';
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_MISSED_GRACE_MS } from './strategy-schema.js';
+export { type DiffLabels, unifiedDiff } from './text-diff.js';
 export type {
   ApprovalRequirement,
   BalanceView,

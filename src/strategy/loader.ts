@@ -14,7 +14,16 @@ import type { Strategy } from './types.js';
  */
 
 export type LoadResult =
-  | { valid: true; files: string[]; strategies: Strategy[] }
+  | {
+      valid: true;
+      files: string[];
+      strategies: Strategy[];
+      /**
+       * Each strategy's document as written, by name: what its version records (strategy versions). Slices
+       * of the files' text, so the worker reads them once and does not keep them.
+       */
+      texts: Map<string, string>;
+    }
   | { valid: false; files: string[]; problems: StrategyProblem[] };
 
 export class StrategyLoadError extends Error {
@@ -46,14 +55,21 @@ export async function loadStrategies(path: string): Promise<LoadResult> {
   }
   problems.push(...findDuplicateNames(located));
   if (problems.length > 0) return { valid: false, files, problems: sortProblems(problems, files) };
-  return { valid: true, files, strategies: located.map((entry) => entry.strategy) };
+  return {
+    valid: true,
+    files,
+    strategies: located.map((entry) => entry.strategy),
+    texts: new Map(located.map((entry) => [entry.strategy.name, entry.text])),
+  };
 }
 
+export type ValidLoad = Extract<LoadResult, { valid: true }>;
+
 /** Like loadStrategies, for callers that cannot go on without a valid set (the worker's start). */
-export async function loadStrategiesOrThrow(path: string): Promise<Strategy[]> {
+export async function loadStrategiesOrThrow(path: string): Promise<ValidLoad> {
   const result = await loadStrategies(path);
   if (!result.valid) throw new StrategyLoadError(result.problems);
-  return result.strategies;
+  return result;
 }
 
 /** Larger files are refused unread: a strategy file of 8 MB already holds some 50,000 strategies. */

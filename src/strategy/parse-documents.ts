@@ -15,10 +15,12 @@ import { toStrategy } from './to-strategy.js';
 import type { Strategy } from './types.js';
 import { type Position, readYamlDocuments, type SourceDocument } from './yaml-source.js';
 
-/** A valid strategy with the position of its name, for reporting duplicates across files. */
+/** A valid strategy with the position of its name (for reporting duplicates across files) and its text. */
 export interface LocatedStrategy {
   strategy: Strategy;
   namePosition: Position;
+  /** Its document as written (SourceDocument.text): what a strategy version records. */
+  text: string;
 }
 
 export interface ParsedFile {
@@ -82,6 +84,7 @@ function validateDocument(document: SourceDocument, file: string): LocatedStrate
   return {
     strategy: toStrategy(parsed.data as DcaDocument | ThresholdDocument, { file, line: document.start.line }),
     namePosition: document.locate(['name'], 'value'),
+    text: document.text,
   };
 }
 

@@ -3,13 +3,13 @@ import { isDecimal, toDecimalText } from '../money.js';
 import type { Strategy } from './types.js';
 
 /**
- * A stable fingerprint of a strategy's validated configuration, stored with each decision so that the
- * audit trail shows which version of a strategy made it. Where the strategy was written (`source`) is left
- * out, and so is how it was written: `"2500.00"` and `"2500"`, or `60m` and `1h`, hash the same, because
- * they configure the same behaviour.
+ * A stable fingerprint of a strategy's validated configuration: what tells one strategy version from
+ * another, and the scheduler a changed strategy from an unchanged one. Where the strategy was written
+ * (`source`) and its version number are left out, and so is how it was written: `"2500.00"` and `"2500"`,
+ * or `60m` and `1h`, hash the same, because they configure the same behaviour.
  */
 export function strategyHash(strategy: Strategy): string {
-  const { source: _source, ...configuration } = strategy;
+  const { source: _source, version: _version, ...configuration } = strategy;
   return createHash('sha256').update(canonicalJson(configuration)).digest('hex');
 }
 

@@ -64,6 +64,11 @@ interface StrategyCommon {
   note?: string;
   /** Where the strategy was defined: the file as given and the line of its document's first key. */
   source: { file: string; line: number };
+  /**
+   * The number under which this configuration is recorded (strategy versions), set by the engine once
+   * recorded; absent where nothing is recorded (validate, backtest). Not part of the configuration.
+   */
+  version?: number;
 }
 
 export interface DcaStrategy extends StrategyCommon {

@@ -19,6 +19,11 @@ export interface SourceDocument {
   /** Where the document's content starts. */
   start: Position;
   /**
+   * The document as written, comments included, without its `---` separator: what a strategy version
+   * stores and diffs. A slice of the file's text, so only for values that are not kept for long.
+   */
+  text: string;
+  /**
    * Where the key path points: at the key itself for `'key'` (unknown keys), at its value for `'value'`.
    * A path that goes past what the document holds (a missing key) points at the deepest mapping found.
    */
@@ -36,7 +41,12 @@ export function* readYamlDocuments(text: string, file: string): Generator<YamlRe
   const lineCounter = new LineCounter();
   const parser = new Parser(lineCounter.addNewLine);
   const composer = new Composer({ uniqueKeys: true });
+  let previousEnd = 0;
   for (const document of composer.compose(parser.parse(text))) {
+    // A document's range leaves out the comments above its first key; from the end of the one before, it
+    // holds them (and the separator, cut off in documentText).
+    const own = documentText(text.slice(previousEnd, document.range[2]));
+    previousEnd = document.range[2];
     // Nesting deep enough to exhaust the stack fails at several depths: one report of it is enough.
     const errors = document.errors.filter(
       (error, index, all) => !isTooDeep(error) || all.findIndex(isTooDeep) === index,
@@ -85,8 +95,14 @@ export function* readYamlDocuments(text: string, file: string): Generator<YamlRe
       yield { problems: [{ file, ...start, key: '', message: `YAML aliases: ${aliasProblem(error)}` }] };
       continue;
     }
-    yield { document: { value, start, locate }, problems };
+    yield { document: { value, start, text: own, locate }, problems };
   }
+}
+
+/** The text without the `---` line that opens it, blank lines around it, and with one final newline. */
+function documentText(text: string): string {
+  const body = text.replace(/^(?:[ \t]*\r?\n)*---[^\n]*(?:\n|$)/, '');
+  return `${body.replace(/^(?:[ \t]*\r?\n)+/, '').trimEnd()}\n`;
 }
 
 /** How many nodes one alias may stand for; a strategy repeats a few keys at most. */

@@ -96,7 +96,7 @@ describe('faithfulness: the backtest decides as the live worker does', () => {
   });
 
   it('places or skips the same slots, for the same reasons and amounts', async () => {
-    const strategies = await loadStrategiesOrThrow(folder);
+    const { strategies } = await loadStrategiesOrThrow(folder);
     // node-cron's part, played by the test: each strategy's task fires at its slots.
     const due = strategies.map(
       (strategy) =>

@@ -67,12 +67,14 @@ describe('loadSettings', () => {
 
   it('reads the file named by TREASURY_CONFIG, and env wins over it', () => {
     const cwd = tempDir({
-      'w.yaml': 'api:\n  url: http://file.example\n  format: msgpack\nhttp:\n  port: 1000\ndryRun: true\n',
+      'w.yaml':
+        'api:\n  url: http://file.example\n  format: msgpack\nhttp:\n  port: 1000\ndryRun: true\nstrategies:\n  changes: approve\n',
     });
     const fromFile = loadSettings({ env: { TREASURY_CONFIG: 'w.yaml' }, cwd });
     expect(fromFile).toMatchObject({
       api: { url: 'http://file.example', format: 'msgpack' },
       http: { port: 1000 },
+      strategies: { changes: 'approve' },
     });
     expect(fromFile.dryRun).toBe(true);
     const env = {
@@ -85,6 +87,7 @@ describe('loadSettings', () => {
       DATABASE_URL: 'postgres://root@127.0.0.1:5432/test',
       TREASURY_DATA_DIR: '/var/lib/treasury',
       TREASURY_STRATEGIES: 'strats',
+      TREASURY_STRATEGY_CHANGES: 'apply',
       TREASURY_WEBHOOK_PUBLIC_URL: 'https://hooks.example',
       LOG_LEVEL: 'debug',
       TREASURY_API_TIMEOUT_UNKNOWN: 'ignored',
@@ -96,7 +99,7 @@ describe('loadSettings', () => {
       http: { port: 2000 },
       dryRun: false,
       database: { url: 'postgres://root@127.0.0.1:5432/test', dataDir: '/var/lib/treasury' },
-      strategies: { path: join(cwd, 'strats') },
+      strategies: { path: join(cwd, 'strats'), changes: 'apply' },
       webhook: { publicUrl: 'https://hooks.example' },
       log: { level: 'debug' },
     });
@@ -191,6 +194,7 @@ describe('loadSettings', () => {
           TREASURY_DRY_RUN: 'perhaps',
           LOG_LEVEL: 'loud',
           TREASURY_API_URL: 'ftp://x',
+          TREASURY_STRATEGY_CHANGES: 'maybe',
         },
         cwd: tempDir(),
       }),
@@ -205,6 +209,11 @@ describe('loadSettings', () => {
         expect.objectContaining({ where: 'env TREASURY_DRY_RUN', key: 'dryRun' }),
         expect.objectContaining({ where: 'env LOG_LEVEL', key: 'log.level' }),
         expect.objectContaining({ where: 'env TREASURY_API_URL', key: 'api.url' }),
+        expect.objectContaining({
+          where: 'env TREASURY_STRATEGY_CHANGES',
+          key: 'strategies.changes',
+          message: expect.stringContaining('"maybe"'),
+        }),
       ]),
     );
   });

@@ -72,7 +72,12 @@ describe('approval commands', { timeout: 120_000 }, () => {
     const actions = (JSON.parse(audit.stdout) as { actor: string; action: string }[]).map(
       (row) => `${row.actor} ${row.action}`,
     );
-    expect(actions).toEqual(['ana approval.approve', 'bruno approval.approve']);
+    // The worker applied the strategy's first version when it loaded the file, before anyone approved.
+    expect(actions).toEqual([
+      'automation strategy.version_applied',
+      'ana approval.approve',
+      'bruno approval.approve',
+    ]);
   });
 
   it('adds an envelope that its creator cannot approve, lists and revokes it', async () => {

@@ -21,6 +21,7 @@ const TABLES = [
   'replicas',
   'settlement_events',
   'strategies',
+  'strategy_versions',
   'users',
   'webhook_events',
 ];

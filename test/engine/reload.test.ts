@@ -1,8 +1,11 @@
 import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { advisoryLockKey } from '../../src/db/advisory-key.js';
 import { type ReloadResult, Worker } from '../../src/engine/index.js';
+import { testBackends } from '../support/database.js';
 import { type EngineBench, engineSettings, startEngineBench } from './support/harness.js';
 
 const file = (name: string, schedule: string) => `name: ${name}
@@ -127,5 +130,49 @@ describe('strategies mounted from a ConfigMap', () => {
     expect(results.every((result) => result.applied)).toBe(true);
     expect(results.at(-1)).toMatchObject({ applied: true, strategies: ['alpha', 'beta'] });
     expect(worker.scheduler.size).toBe(2);
+  });
+});
+
+/**
+ * A change that lands while a reload is running, after that reload read the files: the first release joined
+ * such a request to the running reload, so the change waited for the next file event (a ConfigMap swap's last
+ * link could be lost that way). The running reload is held on the strategy versions' lock, which a new
+ * version takes, while the second change is made.
+ */
+describe.runIf(testBackends().includes('postgres'))('a change made while a reload runs', () => {
+  it('is applied by one more reload after the running one', async () => {
+    const bench = await startEngineBench();
+    const folder = await mkdtemp(join(tmpdir(), 'tb-reload-race-'));
+    await writeFile(join(folder, 'a.yaml'), file('alpha', '0 10 * * *'));
+    const context = { ...bench.context, settings: engineSettings({ reload: { watch: false } }) };
+    const worker = new Worker(context, { strategiesPath: folder, useCron: false });
+    await worker.start();
+    const key = advisoryLockKey('strategy_versions');
+    try {
+      await bench.database.withReservedConnection(async (session) => {
+        await session.query('select pg_advisory_lock($1::bigint)', [key]);
+        await writeFile(join(folder, 'b.yaml'), file('beta', '0 11 * * *'));
+        const first = worker.reload();
+        // Until the reload waits on the lock, it may not have read the files yet.
+        for (let waited = 0; ; waited += 10) {
+          const [row] = await session.query(
+            "select count(*)::int as waiting from pg_locks where locktype = 'advisory' and not granted",
+          );
+          if (Number(row?.waiting) > 0) break;
+          if (waited > 20_000) throw new Error('the reload never waited on the versions lock');
+          await delay(10);
+        }
+        await writeFile(join(folder, 'c.yaml'), file('gamma', '0 12 * * *'));
+        const second = worker.reload();
+        await session.query('select pg_advisory_unlock($1::bigint)', [key]);
+        expect(await first).toMatchObject({ applied: true, strategies: ['alpha', 'beta'] });
+        expect(await second).toMatchObject({ applied: true, strategies: ['alpha', 'beta', 'gamma'] });
+      });
+      expect(worker.scheduler.size).toBe(3);
+    } finally {
+      await worker.stop();
+      await bench.close();
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });

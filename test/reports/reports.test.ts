@@ -116,6 +116,7 @@ describe.skipIf(!onPostgres)(
     async function recordOurs(strategy: string, at: string, quote: Quote, orderId: string) {
       const cycle = await database.cycles.claimSlot({
         strategy,
+        strategyVersion: strategy === ODD ? 3 : 1,
         slot: new Date(at),
         trigger: 'schedule',
         owner: 'report-test',
@@ -319,9 +320,7 @@ describe.skipIf(!onPostgres)(
         expect(row.totalFilled).toBe(order.quote.totalFilled.toFixed(6));
         expect(row.status).toBe(order === placed.at(-1) ? 'paid' : 'settled');
         expect(row.transactionId).toBe(tracking.withdrawal?.transactionId ?? '');
-        expect(row.strategyVersion).toBe(
-          order.strategy === ODD ? 'odd-v1' : order.strategy === DCA ? 'dca-v1' : '',
-        );
+        expect(row.strategyVersion).toBe(order.strategy === ODD ? '3' : order.strategy === DCA ? '1' : '');
         expect(row.discrepancy).toBe('false');
       }
       expect(rows.filter((row) => row.strategy === ODD)).toHaveLength(3);

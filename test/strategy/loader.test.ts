@@ -11,6 +11,7 @@ import {
   StrategyLoadError,
   strategyHash,
 } from '../../src/strategy/index.js';
+import { readYamlDocuments } from '../../src/strategy/yaml-source.js';
 
 const FIXTURES = 'test/fixtures/strategies';
 const badFiles = readdirSync(join(FIXTURES, 'bad')).filter((name) => name.endsWith('.yaml'));
@@ -79,7 +80,7 @@ describe('loading', () => {
   });
 
   it('reads every key into the domain record', async () => {
-    const strategies = await loadStrategiesOrThrow(join(FIXTURES, 'valid'));
+    const { strategies } = await loadStrategiesOrThrow(join(FIXTURES, 'valid'));
     const [full, minimal] = strategies;
     expect(full).toMatchObject({
       kind: 'dca',
@@ -140,6 +141,17 @@ describe('loading', () => {
     expect(resolveStrategiesPath('x.yaml', { TREASURY_STRATEGIES: 'y' })).toBe('x.yaml');
     expect(resolveStrategiesPath(undefined, { TREASURY_STRATEGIES: 'y' })).toBe('y');
     expect(resolveStrategiesPath(undefined, {})).toBe('strategies');
+  });
+});
+
+describe('the documents as written', () => {
+  it('keeps each document with its comments and without its separator, for the strategy versions', () => {
+    const text = '# first, owned by finance\nname: a\nkind: dca # a comment\n\n---\n# second\nname: b\n---\n';
+    const documents = [...readYamlDocuments(text, 'x.yaml')].flatMap((step) => step.document?.text ?? []);
+    expect(documents).toEqual([
+      '# first, owned by finance\nname: a\nkind: dca # a comment\n',
+      '# second\nname: b\n',
+    ]);
   });
 });
 

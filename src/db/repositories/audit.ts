@@ -41,6 +41,8 @@ export type AuditAction =
   | 'envelope.revoke'
   | 'cycle.adopt_order'
   | 'order.acknowledge'
+  | 'strategy.version_applied'
+  | 'strategy.version_approved'
   | 'user.add'
   | 'user.disable'
   | 'user.password'
@@ -58,16 +60,24 @@ export interface AuditRepository {
   append(entry: AuditEntry): Promise<void>;
 }
 
-/** Appends one row on the caller's transaction. */
-export async function appendAudit(executor: DrizzleExecutor, entry: AuditEntry, at: Date): Promise<void> {
-  await executor.insert(auditLog).values({
-    at,
-    actor: entry.actor,
-    action: entry.action,
-    subject: entry.subject,
-    before: entry.before === undefined ? null : toJson(entry.before),
-    after: entry.after === undefined ? null : toJson(entry.after),
-  });
+/** Appends one row, or several in one statement, on the caller's transaction. */
+export async function appendAudit(
+  executor: DrizzleExecutor,
+  entries: AuditEntry | readonly AuditEntry[],
+  at: Date,
+): Promise<void> {
+  const list = Array.isArray(entries) ? entries : [entries as AuditEntry];
+  if (list.length === 0) return;
+  await executor.insert(auditLog).values(
+    list.map((entry) => ({
+      at,
+      actor: entry.actor,
+      action: entry.action,
+      subject: entry.subject,
+      before: entry.before === undefined ? null : toJson(entry.before),
+      after: entry.after === undefined ? null : toJson(entry.after),
+    })),
+  );
 }
 
 export function createAuditRepository(db: DrizzleHandle, clock: () => Date): AuditRepository {

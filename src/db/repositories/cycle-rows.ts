@@ -32,6 +32,7 @@ export function toCycle(row: CycleRow): Cycle {
     leaseUntil: row.leaseUntil,
     discrepancy: (row.discrepancy ?? null) as FigureDifference[] | null,
     envelopeId: row.envelopeId,
+    strategyVersion: row.strategyVersion,
   };
 }
 

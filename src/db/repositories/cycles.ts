@@ -62,6 +62,7 @@ export function createCyclesRepository(
     .insert(cycles)
     .values({
       strategy: p('strategy'),
+      strategyVersion: p('strategyVersion'),
       slot: p('slot'),
       trigger: p('trigger'),
       owner: p('owner'),
@@ -109,9 +110,18 @@ export function createCyclesRepository(
   const first = (rows: (typeof cycles.$inferSelect)[]) => (rows[0] ? toCycle(rows[0]) : null);
 
   return {
-    async claimSlot({ strategy, slot, trigger, owner }) {
+    async claimSlot({ strategy, strategyVersion, slot, trigger, owner }) {
       const now = clock();
-      return first(await insertClaim.execute({ strategy, slot, trigger, owner, now }));
+      return first(
+        await insertClaim.execute({
+          strategy,
+          strategyVersion: strategyVersion ?? null,
+          slot,
+          trigger,
+          owner,
+          now,
+        }),
+      );
     },
 
     async transition(id, from, to, patch = {}, { audit } = {}) {

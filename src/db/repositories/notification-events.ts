@@ -110,6 +110,37 @@ export function strategyHalted(name: string, reason: string, haltedAt: Date): No
   ];
 }
 
+/** Longer diffs are cut in the message; `treasury-bot strategy diff` shows the whole. */
+const MAX_DIFF_IN_MESSAGE = 2_000;
+
+/** A new strategy version that runs only once a person approves it (changes: approve). */
+export function strategyVersionPending(
+  pending: { strategy: string; version: number; running: number | null; diff: string },
+  at: Date,
+): NotificationEvent[] {
+  const { strategy, version, running, diff } = pending;
+  return [
+    {
+      type: 'approval_needed',
+      subject: `strategy:${strategy}`,
+      occurredAt: at,
+      data: {
+        what: 'strategy_version',
+        strategy,
+        version,
+        runningVersion: running,
+        approve: `treasury-bot strategy approve ${strategy} --version ${version} --by PERSON`,
+        diff:
+          diff.length > MAX_DIFF_IN_MESSAGE
+            ? `${diff.slice(0, MAX_DIFF_IN_MESSAGE)}\n… (treasury-bot strategy diff ${strategy} --version ${version})`
+            : diff,
+      },
+      // Replicas that load the same new file each see the version appear: one message.
+      key: `approval_needed_strategy_${strategy}_${version}`,
+    },
+  ];
+}
+
 export function killSwitchChanged(state: ControlState): NotificationEvent[] {
   return [
     {

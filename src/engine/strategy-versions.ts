@@ -1,0 +1,124 @@
+/**
+ * Governed strategy changes: what the worker (and `once`) runs of the strategy files it loaded. Each
+ * strategy's configuration is recorded as a numbered version (db strategy-versions.ts); with changes
+ * `apply` the files run as they are, with `approve` a changed strategy keeps running its last approved
+ * version, rebuilt from the stored document, and a new strategy runs only once a version is approved.
+ */
+import type { StrategyChanges } from '../db/index.js';
+import {
+  formatProblem,
+  parseStrategyText,
+  type Strategy,
+  strategyHash,
+  type ValidLoad,
+} from '../strategy/index.js';
+import type { EngineContext } from './context.js';
+import { withDatabase } from './engine-errors.js';
+
+export interface VersionPolicy {
+  /** TREASURY_STRATEGY_CHANGES (strategies.changes). */
+  changes: StrategyChanges;
+  /** Who the worker records versions, approvals and applications as: TREASURY_ACTOR, else `automation`. */
+  actor: string;
+}
+
+/** The worker's name in the record when no TREASURY_ACTOR is set; never a person who may approve. */
+export const AUTOMATION = 'automation';
+
+export const APPLY_AS_AUTOMATION: VersionPolicy = { changes: 'apply', actor: AUTOMATION };
+
+export interface VersionedStrategies {
+  /** What runs, each with its version number. */
+  running: Strategy[];
+  /** Strategies whose files hold a version that waits for approval: name → that version. */
+  waiting: Map<string, number>;
+}
+
+/** Records the loaded files as versions and returns what runs; throws when the database cannot be written. */
+export async function resolveStrategyVersions(
+  context: EngineContext,
+  loaded: ValidLoad,
+  policy: VersionPolicy,
+): Promise<VersionedStrategies> {
+  const texts = loaded.strategies.map((strategy) => ({
+    name: strategy.name,
+    hash: strategyHash(strategy),
+    text: loaded.texts.get(strategy.name) ?? '',
+  }));
+  const resolutions = await withDatabase(context, 'strategy_versions', () =>
+    context.database.strategyVersions.record(texts, policy),
+  );
+  const byName = new Map(resolutions.map((resolution) => [resolution.name, resolution]));
+  const result: VersionedStrategies = { running: [], waiting: new Map() };
+  for (const strategy of loaded.strategies) {
+    const resolution = byName.get(strategy.name);
+    if (!resolution) continue;
+    const { fileVersion, runningVersion, runningContent } = resolution;
+    if (runningVersion !== fileVersion) result.waiting.set(strategy.name, fileVersion);
+    if (runningVersion === null) {
+      context.logger.warn(
+        { strategy: strategy.name, version: fileVersion, alert: 'strategy_change_pending' },
+        'new strategy waits for approval (treasury-bot strategy approve); it does not run until then',
+      );
+      continue;
+    }
+    if (runningVersion === fileVersion) {
+      result.running.push({ ...strategy, version: fileVersion });
+      continue;
+    }
+    const kept = rebuild(strategy, runningVersion, runningContent ?? '');
+    if ('problems' in kept) {
+      // Approved content that no longer validates (a rule tightened since) is not run blind.
+      context.logger.error(
+        { strategy: strategy.name, version: runningVersion, problems: kept.problems },
+        'the approved version of the strategy is no longer valid; the strategy does not run',
+      );
+      continue;
+    }
+    context.logger.warn(
+      {
+        strategy: strategy.name,
+        version: fileVersion,
+        running: runningVersion,
+        alert: 'strategy_change_pending',
+      },
+      'strategy change waits for approval (treasury-bot strategy approve); the approved version keeps running',
+    );
+    result.running.push(kept.strategy);
+  }
+  return result;
+}
+
+/** The strategy as its stored document says, labelled as that version of its file. */
+function rebuild(
+  current: Strategy,
+  version: number,
+  content: string,
+): { strategy: Strategy } | { problems: string[] } {
+  const parsed = parseStrategyText(content, `${current.source.file} (version ${version})`);
+  const strategy = parsed.strategies[0]?.strategy;
+  if (parsed.problems.length > 0 || !strategy || strategy.name !== current.name)
+    return { problems: parsed.problems.map(formatProblem) };
+  return { strategy: { ...strategy, version } };
+}
+
+/**
+ * Whether an approval since the last resolution changed what should run of the waiting strategies: the
+ * worker then reloads, which applies it. One read of the waiting strategies' versions, nothing else.
+ */
+export async function approvalsChanged(
+  context: EngineContext,
+  versioned: VersionedStrategies,
+): Promise<boolean> {
+  if (versioned.waiting.size === 0) return false;
+  const choices = await withDatabase(context, 'strategy_versions', () =>
+    context.database.strategyVersions.runningChoices(versioned.waiting),
+  );
+  const running = new Map(
+    versioned.running.flatMap((strategy) =>
+      versioned.waiting.has(strategy.name) ? [[strategy.name, strategy.version ?? null] as const] : [],
+    ),
+  );
+  for (const [name, choice] of choices) if ((running.get(name) ?? null) !== choice) return true;
+  return false;
+}
