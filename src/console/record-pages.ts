@@ -5,6 +5,7 @@
  */
 import { html } from 'hono/html';
 import { type Cycle, SETTLEMENT_STATUSES, type SettlementStatus } from '../db/index.js';
+import { cycleApprovalSection } from './approval-pages.js';
 import { cumulativeSpendChart, priceChart } from './charts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { actionButton, type Html, instant, money, stateBadge, table } from './layout.js';
@@ -72,14 +73,15 @@ function traceTable(trace: unknown): Html {
   );
 }
 
-export async function cyclePage(
-  { database }: ConsoleContext,
-  _request: PageRequest,
-  id: number,
-): Promise<Html> {
+export async function cyclePage(context: ConsoleContext, _request: PageRequest, id: number): Promise<Html> {
+  const { database } = context;
   const cycle = await database.cycles.get(id);
   if (!cycle) throw new PageNotFound(`no cycle with id ${id}`);
-  const [quotes, order] = await Promise.all([database.quotes.forCycle(id), database.orders.forCycle(id)]);
+  const [quotes, order, approval] = await Promise.all([
+    database.quotes.forCycle(id),
+    database.orders.forCycle(id),
+    cycleApprovalSection(context, cycle),
+  ]);
   const history = order ? await database.orders.history(order.id) : [];
   return html`<p>${cycle.strategy}, slot ${instant(cycle.slot)} (${cycle.trigger}): ${stateBadge(cycle.state)} ${cycle.reasonCode ?? ''}
 ${cycle.errorCode ? html`<br>error ${cycle.errorCode}: ${cycle.errorMessage ?? ''}` : ''}</p>
@@ -92,6 +94,7 @@ ${cycle.errorCode ? html`<br>error ${cycle.errorCode}: ${cycle.errorMessage ?? '
 </tbody></table>
 <h2>Decision trace</h2>
 ${traceTable(cycle.trace)}
+${approval}
 ${
   cycle.discrepancy
     ? html`<h2>Discrepancy</h2>${table(
