@@ -21,6 +21,8 @@ export interface BenchKnobs {
   /** Orders the export section inserts and exports (BENCH_EXPORT_ORDERS). */
   exportOrders: number;
   backtestRows: number;
+  /** Cycles in the record the console section's pages are timed over (BENCH_CONSOLE_CYCLES). */
+  consoleCycles: number;
   output: string;
 }
 
@@ -35,6 +37,7 @@ export const SECTION_NAMES = [
   'memory',
   'export',
   'backtest',
+  'console',
 ] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 
@@ -53,6 +56,7 @@ export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
     codecClientMs: readCount(env, 'BENCH_CODEC_CLIENT_MS', 2_000),
     exportOrders: readCount(env, 'BENCH_EXPORT_ORDERS', 1_000_000),
     backtestRows: readCount(env, 'BENCH_BACKTEST_ROWS', 525_600),
+    consoleCycles: readCount(env, 'BENCH_CONSOLE_CYCLES', 100_000),
     output: env.BENCH_OUTPUT ?? 'bench/results.json',
   };
 }

@@ -12,6 +12,7 @@ import { runBacktestSection } from './sections/backtest.js';
 import { runBurstSection } from './sections/burst.js';
 import { runReplicaBurstSection } from './sections/burst-replicas.js';
 import { runCodecSection } from './sections/codec.js';
+import { runConsoleSection } from './sections/console.js';
 import { runCycleSection } from './sections/cycle.js';
 import { runExportSection } from './sections/export.js';
 import { runMemorySection } from './sections/memory.js';
@@ -72,6 +73,7 @@ try {
   );
   await section('export', () => runExportSection(database.url, knobs.exportOrders));
   await section('backtest', () => runBacktestSection(knobs.backtestRows));
+  await section('console', () => runConsoleSection(database.url, knobs.consoleCycles));
 } finally {
   await sandbox.close();
   await database.drop();

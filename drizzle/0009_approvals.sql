@@ -1,6 +1,5 @@
 CREATE TABLE "approval_requests" (
 	"cycle_id" bigint PRIMARY KEY NOT NULL,
-	"strategy" text NOT NULL,
 	"approvers_required" integer NOT NULL,
 	"parked_at" timestamp with time zone NOT NULL,
 	"expires_at" timestamp with time zone NOT NULL,
@@ -76,7 +75,8 @@ BEGIN
       ('awaiting_approval', 'approved'),
       ('awaiting_approval', 'rejected'),
       ('awaiting_approval', 'approval_expired'),
-      ('approved', 'claimed')
+      ('approved', 'claimed'),
+      ('approved', 'approval_expired')
   ) THEN
     RAISE EXCEPTION 'illegal cycle move % -> % (cycle %)', OLD.state, NEW.state, OLD.id
       USING ERRCODE = 'check_violation';

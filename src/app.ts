@@ -39,6 +39,7 @@ import { createNotifier, routerFor } from './notify/index.js';
 import { createHttpServer, createReceiverServer, listen } from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createProcessFacts, SAMPLE_MS } from './observability/process-facts.js';
 import { registerReportRoutes } from './reports/index.js';
 import { createPeriodicTask } from './runtime/periodic-task.js';
 import { createTracking, registerWebhooks } from './tracking/index.js';
@@ -215,7 +216,17 @@ export class App {
       registerReportRoutes(ops, { database, client, timeZone: settings.reports.timezone });
     this.onStop('ops listener', () => ops.close());
     const consoleStore = openConsoleStore(database, clock);
-    registerConsole(ops, { database, store: consoleStore, clock, logger });
+    // The console's "alerts that fire now" reads this process's counters over the rules' windows.
+    const processFacts = createProcessFacts(metrics, clock);
+    const factSampling = createPeriodicTask({
+      name: 'alert facts sampling',
+      intervalMs: SAMPLE_MS,
+      run: () => processFacts.sample(),
+      logger,
+    });
+    factSampling.start();
+    this.onStop('alert facts sampling', () => factSampling.stop());
+    registerConsole(ops, { database, store: consoleStore, clock, logger, client, processFacts });
     // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
     const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
     if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());

@@ -2,7 +2,9 @@
  * Plain JavaScript of the worker and the bench harness, for measurements that tsx would distort: tsx
  * compiles TypeScript on the fly in a loader thread, which adds tens of MB of RSS that a production
  * worker (`node dist/src/cli.js`) never has. Files are transpiled one by one (no type check: `npm run
- * typecheck` does that) into node_modules/.cache, where the project's own node_modules still resolve.
+ * typecheck` does that) into .cache/ at the repository's root, where the project's own node_modules still
+ * resolve. Not into node_modules/.cache: a git worktree whose node_modules is a link to another checkout's
+ * would share that folder with it, and a bench in one worktree would run the other's code.
  */
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -10,11 +12,11 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CACHE = join(REPOSITORY_ROOT, 'node_modules', '.cache');
+const CACHE = join(REPOSITORY_ROOT, '.cache');
 const FOLDERS = ['src', 'bench'];
 
 /**
- * Transpiles src/ and bench/ into node_modules/.cache/<name> and returns the path of `entry` (a repository
+ * Transpiles src/ and bench/ into .cache/<name> and returns the path of `entry` (a repository
  * path ending in .ts) as .js there. Callers that may run at the same time use different names.
  */
 export async function transpileForNode(entry: string, name = 'treasury-bench'): Promise<string> {

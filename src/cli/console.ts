@@ -1,11 +1,13 @@
 /**
  * `treasury-bot console`: the web console alone, on the ops address, reading and acting on the database
- * without running cycles (for a host that should not trade, or while the worker is stopped). SIGINT and
- * SIGTERM stop it.
+ * without running cycles (for a host that should not trade, or while the worker is stopped). With
+ * TREASURY_API_URL set it also reads the purchase service, which adopting an order needs; without it there
+ * is no service to read (demo mode's sandbox would be a new, empty one). SIGINT and SIGTERM stop it.
  */
 import type { Command } from 'commander';
+import type { PurchaseClient } from '../api/index.js';
 import { openDatabaseFromSettings } from '../app.js';
-import { loadSettings, planListeners } from '../config/index.js';
+import { createClientFromSettings, loadSettings, planListeners } from '../config/index.js';
 import { registerConsole } from '../console/server.js';
 import { type Database, openConsoleStore } from '../db/index.js';
 import { handleSignals } from '../engine/index.js';
@@ -22,6 +24,7 @@ export function registerConsoleCommands(program: Command): void {
 
 async function runConsole(): Promise<void> {
   let database: Database | undefined;
+  let client: PurchaseClient | undefined;
   const server = createReceiverServer();
   try {
     const settings = loadSettings({ env: process.env });
@@ -29,7 +32,19 @@ async function runConsole(): Promise<void> {
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
     server.get('/healthz', async () => ({ status: 'ok' }));
     const clock = () => new Date();
-    registerConsole(server, { database, store: openConsoleStore(database, clock), clock, logger });
+    const { url, token } = settings.api;
+    // Reading pages needs no service: a URL without its token only turns adopting off, said once here.
+    if (url !== undefined && token !== undefined)
+      client = createClientFromSettings(settings, { baseUrl: url, token });
+    else if (url !== undefined)
+      logger.warn('TREASURY_API_URL is set without a token: adopting orders from the console is off');
+    registerConsole(server, {
+      database,
+      store: openConsoleStore(database, clock),
+      clock,
+      logger,
+      ...(client ? { client } : {}),
+    });
     const { host, port } = planListeners(settings).ops;
     const bound = await listen(server, host, port);
     logger.info({ host, port: bound }, 'web console listening (no cycles run in this process)');
@@ -50,6 +65,7 @@ async function runConsole(): Promise<void> {
     process.exitCode = 1;
   } finally {
     await server.close();
+    await client?.close();
     await database?.close();
   }
 }

@@ -8,6 +8,7 @@
 import { PERSON_NAME } from '../control/index.js';
 import type { ConsoleSession, Role } from '../db/index.js';
 import { ROLES } from '../db/index.js';
+import { resolveUnsureCycle } from '../engine/index.js';
 import type { ConsoleContext } from './context.js';
 import { hashPassword, PasswordError } from './passwords.js';
 import type { Permission } from './permissions.js';
@@ -35,6 +36,14 @@ const text = (body: Record<string, unknown>, field: string): string => {
 function cycleIdOf(text: string | undefined): number {
   if (!text || !/^[1-9]\d{0,14}$/.test(text)) throw new ConsoleInputError(`"${text}" is not a cycle id`);
   return Number(text);
+}
+
+/** The service's order ids are short tokens; anything else is a typo, refused before the service is asked. */
+function serviceOrderIdOf(text: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(text)) {
+    throw new ConsoleInputError(`order: "${text}" is not a service order id (letters, digits, - and _)`);
+  }
+  return text;
 }
 
 export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
@@ -66,11 +75,48 @@ export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
       await store.actions.resumeStrategy(params.name ?? '', session.person.name);
     },
   },
+  // The operator's decisions on an unsure cycle, as `treasury-bot resolve` takes them (the same operation).
   {
     path: '/cycles/:id/not-placed',
     permission: 'operate',
-    async run({ store }, session, params) {
-      await store.actions.declareNotPlaced(cycleIdOf(params.id), session.person.name);
+    async run({ database }, session, params) {
+      await resolveUnsureCycle(
+        { database },
+        cycleIdOf(params.id),
+        { kind: 'not_placed' },
+        session.person.name,
+      );
+    },
+  },
+  {
+    path: '/cycles/:id/adopt',
+    permission: 'operate',
+    async run({ database, client }, session, params, body) {
+      const cycleId = cycleIdOf(params.id);
+      const serviceOrderId = serviceOrderIdOf(text(body, 'order'));
+      if (!client) {
+        throw new ConsoleInputError(
+          'adopting an order reads it from the purchase service, and this console has none: use the console of `treasury-bot run`, or set TREASURY_API_URL and its token for `treasury-bot console`',
+        );
+      }
+      await resolveUnsureCycle(
+        { database, client },
+        cycleId,
+        { kind: 'order', serviceOrderId },
+        session.person.name,
+      );
+    },
+  },
+  {
+    path: '/orders/:id/acknowledge',
+    permission: 'operate',
+    async run({ store }, session, params, body) {
+      const serviceOrderId = serviceOrderIdOf(params.id ?? '');
+      await store.actions.acknowledgeExternalOrder(
+        serviceOrderId,
+        session.person.name,
+        text(body, 'note') || null,
+      );
     },
   },
   {

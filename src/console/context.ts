@@ -1,5 +1,7 @@
+import type { PurchaseClient } from '../api/index.js';
 import type { ConsoleSession, ConsoleStore, Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
+import type { ProcessFacts } from '../observability/process-facts.js';
 
 /** What every page and action of the console works with. */
 export interface ConsoleContext {
@@ -7,6 +9,13 @@ export interface ConsoleContext {
   store: ConsoleStore;
   clock: () => Date;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
+  /**
+   * The purchase service, for adopting an order (read from the service before it is recorded). Absent
+   * where nothing real can be read: `console` without TREASURY_API_URL.
+   */
+  client?: PurchaseClient;
+  /** The worker's own metrics and their recent history, where the console runs in the worker (`run`). */
+  processFacts?: ProcessFacts;
 }
 
 /** A page's request as the handlers see it: the checked session and the query string. */

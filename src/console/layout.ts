@@ -97,7 +97,8 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .state{padding:.05rem .4rem;border-radius:.3rem;background:#e4e7ec;font-size:.85rem}
 .state-placed,.state-settled,.state-pass{background:#d4f3dd}
 .state-skipped,.state-dry_run{background:#eef0b8}
-.state-failed,.state-unsure,.state-fail{background:#f8d0d0}
+.state-failed,.state-unsure,.state-fail,.state-page{background:#f8d0d0}
+.state-ticket{background:#f3dfb0}
 .banner{padding:.6rem 1rem;border-radius:.3rem;margin:.5rem 0}
 .banner-paused{background:#f8d0d0}
 .banner-running{background:#d4f3dd}

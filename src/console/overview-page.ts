@@ -1,6 +1,6 @@
 /**
- * The overview: the kill switch and the replicas, each strategy's spend against its budgets, the credit line
- * against the guards, and what the cycles of the last 24 hours came to. The live part refreshes itself with
+ * The overview: the kill switch and the replicas, the alerts that fire now, each strategy's spend against its
+ * budgets, the credit line against the guards, and what the cycles of the last 24 hours came to. The live part refreshes itself with
  * htmx every few seconds; without JavaScript the page is read as it was served.
  */
 import { html } from 'hono/html';
@@ -8,6 +8,7 @@ import type { CycleState } from '../db/index.js';
 import { ZERO } from '../money.js';
 import { spendBar } from './charts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
+import { alertsFiringNow, alertsPanel } from './firing-alerts.js';
 import { actionButton, type Html, instant, money, table } from './layout.js';
 import { allows } from './permissions.js';
 import { spendOf, viewOf } from './strategy-config.js';
@@ -22,10 +23,8 @@ export async function overviewPage(context: ConsoleContext, request: PageRequest
 }
 
 /** The refreshed fragment (also served alone at /live). */
-export async function liveOverview(
-  { database, store, clock }: ConsoleContext,
-  { session }: PageRequest,
-): Promise<Html> {
+export async function liveOverview(context: ConsoleContext, { session }: PageRequest): Promise<Html> {
+  const { database, store, clock } = context;
   const now = clock();
   const [control, replicas, strategies, counts, balance] = await Promise.all([
     database.control.get(),
@@ -34,7 +33,10 @@ export async function liveOverview(
     store.reads.countByStateSince(new Date(now.getTime() - DAY_MS)),
     database.balances.latest(),
   ]);
-  const spends = await Promise.all(strategies.map((record) => spendOf(database, viewOf(record), now)));
+  const [spends, alerts] = await Promise.all([
+    Promise.all(strategies.map((record) => spendOf(database, viewOf(record), now))),
+    alertsFiringNow(context, now, { control, strategies }),
+  ]);
   const canOperate = allows(session.person.role, 'operate');
   const killSwitch = control.paused
     ? html`<div class="banner banner-paused"><strong>KILL SWITCH ON</strong>: every cycle is skipped. ${control.reason ?? ''} (by ${control.changedBy ?? '?'}, ${instant(control.changedAt)})
@@ -45,9 +47,11 @@ export async function liveOverview(
     .filter((s) => s.view.minCreditAvailable || s.view.maxCreditUsedPct)
     .map(
       (s) =>
-        html`<li>${s.view.record.name}: ${s.view.minCreditAvailable ? html`needs at least ${money(s.view.minCreditAvailable)} available` : ''}${s.view.maxCreditUsedPct ? html` at most ${s.view.maxCreditUsedPct.toString()}% used` : ''}</li>`,
+        html`<li>${s.view.record.name}: ${s.view.minCreditAvailable ? html`needs at least ${money(s.view.minCreditAvailable)} available` : ''}${s.view.maxCreditUsedPct ? html`${s.view.minCreditAvailable ? ',' : ''} at most ${s.view.maxCreditUsedPct.toString()}% used` : ''}</li>`,
     );
   return html`${killSwitch}
+<h2>Alerts that fire now</h2>
+${alertsPanel(alerts)}
 <h2>Last 24 hours</h2>
 <div class="cards">${COUNTED.map((state) => html`<div class="card"><b>${counts.get(state) ?? 0}</b>${LABELS[state] ?? state}</div>`)}</div>
 <h2>Spend against budget</h2>

@@ -4,11 +4,12 @@
  * what needs a person (unsure cycles, halted strategies, discrepancies).
  */
 import { html } from 'hono/html';
-import { type Cycle, SETTLEMENT_STATUSES, type SettlementStatus } from '../db/index.js';
+import { type ConsoleSession, type Cycle, SETTLEMENT_STATUSES, type SettlementStatus } from '../db/index.js';
+import { ConsoleInputError } from './actions.js';
 import { cycleApprovalSection } from './approval-pages.js';
 import { cumulativeSpendChart, priceChart } from './charts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
-import { actionButton, type Html, instant, money, stateBadge, table } from './layout.js';
+import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
 import { allows } from './permissions.js';
 import { nextSlotOf, spendOf, viewOf } from './strategy-config.js';
 
@@ -135,21 +136,40 @@ ${table(
 
 const STATUS_SET = new Set<string>(SETTLEMENT_STATUSES);
 
-function dateParam(text: string | undefined): Date | undefined {
+function dateParam(field: string, text: string | undefined): Date | undefined {
   if (!text) return undefined;
   const at = new Date(text);
-  return Number.isNaN(at.getTime()) ? undefined : at;
+  if (Number.isNaN(at.getTime()))
+    throw new ConsoleInputError(`${field}: "${text}" is not a date (2026-03-01)`);
+  return at;
+}
+
+/**
+ * The orders page's filters, read the same way for the page and for its CSV download; a value that is not
+ * one is refused (a download must not quietly widen to every order).
+ */
+export function orderFiltersOf(query: Record<string, string | undefined>) {
+  if (query.status && !STATUS_SET.has(query.status)) {
+    throw new ConsoleInputError(`status: "${query.status}" is not one of ${SETTLEMENT_STATUSES.join(', ')}`);
+  }
+  const from = dateParam('from', query.from);
+  const until = dateParam('until', query.until);
+  if (from && until && from.getTime() >= until.getTime()) {
+    throw new ConsoleInputError(`from (${query.from}) must be before until (${query.until})`);
+  }
+  return {
+    strategy: query.strategy || undefined,
+    status: (query.status || undefined) as SettlementStatus | undefined,
+    from,
+    until,
+  };
 }
 
 export async function ordersPage(
   { database, store, clock }: ConsoleContext,
   { query }: PageRequest,
 ): Promise<Html> {
-  const strategy = query.strategy || undefined;
-  const status =
-    query.status && STATUS_SET.has(query.status) ? (query.status as SettlementStatus) : undefined;
-  const from = dateParam(query.from);
-  const until = dateParam(query.until);
+  const { strategy, status, from, until } = orderFiltersOf(query);
   const beforeId = query.before && /^\d{1,15}$/.test(query.before) ? Number(query.before) : undefined;
   const [rows, strategies] = await Promise.all([
     store.reads.listOrders({ strategy, status, from, until, beforeId, limit: ORDERS_PAGE_SIZE }),
@@ -181,6 +201,7 @@ export async function ordersPage(
 <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
 <label>Until <input type="date" name="until" value="${query.until ?? ''}"></label>
 <button type="submit">Filter</button></form>
+<p><a href="/orders.csv${keep.size > 0 ? `?${keep.toString()}` : ''}" download>Download every order matching these filters (CSV)</a>: the ledger file of <code>treasury-bot export orders</code>, all pages.</p>
 <h2>Price paid per order (this page)</h2>
 ${priceChart(rows.map((o) => ({ at: o.serviceTimestamp, price: o.price })))}
 ${spendChart}
@@ -197,27 +218,49 @@ ${table(
 ${next ? html`<p><a href="${next}">Older orders →</a></p>` : ''}`;
 }
 
-const cycleRow = (cycle: Cycle, action: Html | string) =>
-  html`<tr><td><a href="/cycles/${cycle.id}">${cycle.id}</a></td><td>${cycle.strategy}</td><td>${instant(cycle.slot)}</td><td>${stateBadge(cycle.state)} ${cycle.reasonCode ?? ''} ${cycle.errorMessage ?? ''}</td><td>${action}</td></tr>`;
+const cycleCells = (cycle: Cycle) =>
+  html`<td><a href="/cycles/${cycle.id}">${cycle.id}</a></td><td>${cycle.strategy}</td><td>${instant(cycle.slot)}</td>`;
 
-export async function attentionPage({ database }: ConsoleContext, { session }: PageRequest): Promise<Html> {
-  const [unsure, halted, flagged] = await Promise.all([
+/** The operator's two decisions on an unsure cycle, as `treasury-bot resolve` takes them. */
+function resolveForms(session: ConsoleSession, cycle: Cycle): Html {
+  return html`<form method="post" action="/cycles/${cycle.id}/adopt" class="inline">${csrfField(session)}<input type="hidden" name="back" value="/attention">
+<label>Service order <input name="order" required pattern="[A-Za-z0-9_-]{1,64}" size="14" aria-label="service order id of cycle ${cycle.id}"></label>
+<button type="submit">Adopt order</button></form>
+${actionButton(session, `/cycles/${cycle.id}/not-placed`, 'Declare not placed', '/attention')}`;
+}
+
+/** Orders the service has that no cycle of ours placed: at most this many of the newest. */
+const EXTERNAL_SHOWN = 50;
+
+export async function attentionPage(
+  { database, store }: ConsoleContext,
+  { session }: PageRequest,
+): Promise<Html> {
+  const [unsure, halted, flagged, external] = await Promise.all([
     database.cycles.listByState('unsure', 200),
     database.strategies.listHalted(),
     database.cycles.listWithDiscrepancy(100),
+    store.reads.listOrders({ origin: 'external', limit: EXTERNAL_SHOWN }),
   ]);
   const canOperate = allows(session.person.role, 'operate');
+  const acknowledged = await store.reads.acknowledgements(external.map((o) => o.serviceOrderId));
+  const acknowledgement = (serviceOrderId: string) => {
+    const done = acknowledged.get(serviceOrderId);
+    if (done) return html`acknowledged by ${done.actor}, ${instant(done.at)}`;
+    if (!canOperate) return html`<strong>not acknowledged</strong>`;
+    return html`<form method="post" action="/orders/${encodeURIComponent(serviceOrderId)}/acknowledge" class="inline">${csrfField(session)}<input type="hidden" name="back" value="/attention">
+<input name="note" maxlength="500" size="18" placeholder="whose order (optional)" aria-label="note on order ${serviceOrderId}"><button type="submit">Acknowledge</button></form>`;
+  };
   return html`<h2>Unsure cycles</h2>
-<p>The worker could not tell whether these orders were placed. If the service has the order, adopt it with <code>treasury-bot resolve CYCLE_ID --order SERVICE_ORDER_ID</code>; if you checked that it has none, declare it not placed here.</p>
+<p>The worker could not tell whether these orders were placed. If the service has the cycle's order (an
+external order below, or one named in its strategy's halt reason), adopt it by the service's order id: it is
+read from the service and recorded as this cycle's. If you checked that the service has none, declare it not
+placed. Each decision goes to the audit log with your name.</p>
 ${table(
-  ['Cycle', 'Strategy', 'Slot', 'State', ''],
-  unsure.map((c) =>
-    cycleRow(
-      c,
-      canOperate
-        ? actionButton(session, `/cycles/${c.id}/not-placed`, 'Declare not placed', '/attention')
-        : '',
-    ),
+  ['Cycle', 'Strategy', 'Slot', 'Quote', 'Amount', 'State', ''],
+  unsure.map(
+    (c) =>
+      html`<tr>${cycleCells(c)}<td><code>${c.quoteId ?? '—'}</code></td><td class="num">${money(c.amount)}</td><td>${stateBadge(c.state)} ${c.reasonCode ?? ''} ${c.errorMessage ?? ''}</td><td>${canOperate ? resolveForms(session, c) : ''}</td></tr>`,
   ),
   'No unsure cycle.',
 )}
@@ -231,9 +274,33 @@ ${table(
   'No halted strategy.',
 )}
 <h2>Discrepancies</h2>
+<p>Orders of ours that the service reports with figures other than asked and quoted. They are recorded as the
+service has them, and their strategy is halted until someone resumes it.</p>
 ${table(
-  ['Cycle', 'Strategy', 'Slot', 'State', ''],
-  flagged.map((c) => cycleRow(c, '')),
+  ['Cycle', 'Strategy', 'Slot', 'Order', 'Field', 'Expected', 'Service says'],
+  flagged.map(
+    (c) =>
+      html`<tr>${cycleCells(c)}<td><code>${c.serviceOrderId ?? '—'}</code></td>${differenceCells(c)}</tr>`,
+  ),
   'No discrepancy.',
+)}
+<h2>External orders</h2>
+<p>Orders the service has that no cycle placed (by hand, or by another system on the account), booked as
+external so that the books hold every order. If one is an unsure cycle's, adopt it above (it then leaves this
+list); if it is known to you, acknowledge it (the audit log keeps who and when).</p>
+${table(
+  ['Order', 'When', 'Symbol', 'Amount', 'Price', 'State', ''],
+  external.map(
+    (o) =>
+      html`<tr><td><code>${o.serviceOrderId}</code></td><td>${instant(o.serviceTimestamp)}</td><td>${o.symbol}</td><td class="num">${money(o.amount)}</td><td class="num">${o.price.toString()}</td><td>${stateBadge(o.status)}</td><td>${acknowledgement(o.serviceOrderId)}</td></tr>`,
+  ),
+  'No external order.',
 )}`;
+}
+
+function differenceCells(cycle: Cycle): Html {
+  const differences = cycle.discrepancy ?? [];
+  const column = (pick: (d: (typeof differences)[number]) => string) =>
+    html`<td>${differences.map((d) => html`${pick(d)}<br>`)}</td>`;
+  return html`${column((d) => d.field)}${column((d) => d.expected)}${column((d) => d.got)}`;
 }

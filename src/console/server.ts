@@ -11,7 +11,10 @@ import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
+import { PurchaseApiError } from '../api/index.js';
 import { ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
+import { OperatorActionError } from '../engine/index.js';
+import { sendOrderExport } from '../reports/index.js';
 import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
 import { auditPage, loginPage, usersPage } from './admin-pages.js';
 import { APPROVAL_ACTIONS } from './approval-actions.js';
@@ -21,7 +24,14 @@ import { CONSOLE_CSS, type Html, page } from './layout.js';
 import { overviewPage } from './overview-page.js';
 import { DECOY_HASH, verifyPassword } from './passwords.js';
 import type { Permission } from './permissions.js';
-import { attentionPage, cyclePage, ordersPage, PageNotFound, strategiesPage } from './record-pages.js';
+import {
+  attentionPage,
+  cyclePage,
+  orderFiltersOf,
+  ordersPage,
+  PageNotFound,
+  strategiesPage,
+} from './record-pages.js';
 import {
   ConsoleRefusal,
   cookieOptions,
@@ -40,6 +50,10 @@ import {
  * by name too, so that one office behind one address does not lock out everyone for one person's typos.
  */
 export const LOGIN_ATTEMPTS_PER_MINUTE = 10;
+
+/** The bounds of an unfiltered download: every order the service can have timestamped. */
+const BEGINNING = new Date(0);
+const END_OF_TIME = new Date('9999-12-31T00:00:00Z');
 
 const htmxSource = () => readFileSync(createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js'));
 
@@ -142,6 +156,17 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       if (!order?.cycleId) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
       return reply.redirect(`/cycles/${order.cycleId}`, 303);
     });
+    // The orders page's download: every order its filters match, not one page, as `export orders` writes it.
+    scope.get('/orders.csv', async (request, reply) => {
+      requirePermission(request, 'read');
+      const { strategy, status, from, until } = orderFiltersOf(request.query as Record<string, string>);
+      const period = { start: from ?? BEGINNING, end: until ?? END_OF_TIME };
+      reply.header('content-disposition', 'attachment; filename="orders.csv"');
+      return sendOrderExport(reply, context.database, period, {
+        format: 'csv',
+        filter: { strategy, status },
+      });
+    });
     scope.get('/live', async (request, reply) => {
       const session = requirePermission(request, 'read');
       return send(reply, 200, await overviewPage(context, { session, query: {} }));
@@ -225,7 +250,19 @@ async function renderError(
     return show(error.status, error.message);
   }
   if (error instanceof PageNotFound) return show(404, error.message);
-  if (error instanceof ConsoleActionError || error instanceof PeopleError) return show(409, error.message);
+  if (
+    error instanceof ConsoleActionError ||
+    error instanceof OperatorActionError ||
+    error instanceof PeopleError
+  )
+    return show(409, error.message);
+  // Adopting an order reads it from the service first: its refusal (no such order) or its outage, said plainly.
+  if (error instanceof PurchaseApiError) {
+    return show(
+      error.code === 'API_NOT_FOUND' ? 409 : 502,
+      `The purchase service answered ${error.code}: ${error.message}`,
+    );
+  }
   if (error instanceof ConsoleInputError) return show(400, error.message);
   if (error instanceof ApprovalError) return show(APPROVAL_REFUSAL_STATUS[error.code] ?? 409, error.message);
   const status = (error as { statusCode?: unknown }).statusCode;

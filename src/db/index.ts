@@ -25,6 +25,7 @@ export {
   type ExportedOrder,
   type OrderAggregate,
   type OrderCursor,
+  type OrderExportFilter,
   type QuotesSeen,
   type ReportQueries,
   reportQueries,

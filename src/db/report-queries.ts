@@ -201,9 +201,11 @@ const selectOrderPage = defineRawStatement(
        from settlement_events e where e.order_id = o.id) ev on true
    where o.service_timestamp >= $1 and o.service_timestamp < $2
      and (o.service_timestamp, o.id) > ($3::timestamptz, $4::bigint)
+     and ($6::text is null or c.strategy = $6::text)
+     and ($7::text is null or o.status = $7::text)
    order by o.service_timestamp, o.id
    limit $5`,
-  ['from', 'to', 'afterTimestamp', 'afterId', 'limit'],
+  ['from', 'to', 'afterTimestamp', 'afterId', 'limit', 'strategy', 'status'],
   (rows: RawRows) =>
     rows.map((row) => ({
       cursor: { id: required(row[0]), timestamp: required(row[1]) },
@@ -354,12 +356,19 @@ const selectExpectedBalance = defineRawStatement(
   }),
 );
 
+/** Narrows the export to one strategy's orders, or to one settlement status (the console's filters). */
+export interface OrderExportFilter {
+  strategy?: string;
+  status?: string;
+}
+
 export interface ReportQueries {
   /** Up to `limit` orders placed in the period, after the cursor, in (placed at, id) order. */
   orderPage(
     period: Period,
     after: OrderCursor | null,
     limit: number,
+    filter?: OrderExportFilter,
   ): Promise<{ cursor: OrderCursor; order: ExportedOrder }[]>;
   /** `bounds`: the period's boundaries in order, first = period.start, last = period.end. */
   orderAggregates(period: Period, bounds: readonly Date[]): Promise<OrderAggregate[]>;
@@ -377,13 +386,15 @@ export function reportQueries(database: Database): ReportQueries {
   const range = (period: Period) => ({ from: period.start.toISOString(), to: period.end.toISOString() });
   const boundsText = (bounds: readonly Date[]) => `{${bounds.map((bound) => bound.toISOString()).join(',')}}`;
   return {
-    orderPage: (period, after, limit) => {
+    orderPage: (period, after, limit, filter = {}) => {
       const cursor = after ?? BEFORE_EVERYTHING;
       return selectOrderPage.execute(db, {
         ...range(period),
         afterTimestamp: cursor.timestamp,
         afterId: cursor.id,
         limit,
+        strategy: filter.strategy ?? null,
+        status: filter.status ?? null,
       });
     },
     orderAggregates: (period, bounds) =>

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type BackoffSettings, backoffDelayMs } from '../runtime/backoff.js';
 import { isConnectionLoss } from './errors.js';
 
 export interface StartupWait {
@@ -9,6 +10,9 @@ export interface StartupWait {
   /** Told about each failed attempt before the next one. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
 }
+
+/** A database coming back from a restart or failover is usually reachable within seconds. */
+const STARTUP_BACKOFF: BackoffSettings = { baseMs: 250, maxMs: 5_000 };
 
 /**
  * Runs `work` again, with backoff, while it fails because the database is out of reach: a worker started
@@ -21,7 +25,7 @@ export async function retryWhileUnreachable<T>(work: () => Promise<T>, wait: Sta
     try {
       return await work();
     } catch (error) {
-      const delayMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
+      const delayMs = backoffDelayMs(attempt, STARTUP_BACKOFF);
       if (!isConnectionLoss(error) || Date.now() + delayMs > giveUpAt || wait.signal?.aborted) throw error;
       wait.onRetry?.(error, attempt, delayMs);
       await sleep(delayMs, undefined, { signal: wait.signal }).catch(() => {

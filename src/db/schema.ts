@@ -376,7 +376,6 @@ export const approvalRequests = pgTable(
     cycleId: bigint('cycle_id', { mode: 'number' })
       .primaryKey()
       .references(() => cycles.id),
-    strategy: text('strategy').notNull(),
     approversRequired: integer('approvers_required').notNull(),
     parkedAt: instant('parked_at').notNull(),
     expiresAt: instant('expires_at').notNull(),

@@ -6,7 +6,7 @@
  */
 import type { PurchaseClient } from '../api/index.js';
 import {
-  ConsoleActionError,
+  type AuditEntry,
   type Cycle,
   type Database,
   type OrderRecord,
@@ -48,6 +48,8 @@ export interface ResolveResult {
 /**
  * Settles an unsure cycle. By order: the order is read from the service (so it exists, with its real
  * figures) and recorded like reconciliation's adoption, with the cycle's move to placed in one transaction.
+ * `actor`: the person who decided, written to the audit log in the move's transaction (the console and the
+ * command line both name one).
  */
 export async function resolveUnsureCycle(
   deps: { database: Database; client?: PurchaseClient },
@@ -57,16 +59,22 @@ export async function resolveUnsureCycle(
 ): Promise<ResolveResult> {
   const { database } = deps;
   const cycle = await unsureCycle(database, cycleId);
+  const audit = (after: Record<string, string>): AuditEntry => ({
+    actor,
+    action: resolution.kind === 'order' ? 'cycle.adopt_order' : 'cycle.reconcile',
+    subject: `cycle:${cycle.id}`,
+    before: { state: 'unsure', strategy: cycle.strategy },
+    after: { ...after, reasonCode: OPERATOR_REASON },
+  });
   if (resolution.kind === 'not_placed') {
-    // The console's audited action: the move and its audit row in one transaction.
-    try {
-      await openConsoleStore(database).actions.declareNotPlaced(cycle.id, actor);
-    } catch (error) {
-      if (error instanceof ConsoleActionError) await movedMeanwhile(database, cycle.id);
-      throw error;
-    }
-    const settled = await database.cycles.get(cycle.id);
-    return { cycle: settled ?? (await movedMeanwhile(database, cycle.id)) };
+    const moved = await database.cycles.transition(
+      cycle.id,
+      'unsure',
+      'not_placed',
+      { reasonCode: OPERATOR_REASON },
+      { audit: audit({ state: 'not_placed' }) },
+    );
+    return { cycle: moved ?? (await movedMeanwhile(database, cycle.id)) };
   }
 
   const { serviceOrderId } = resolution;
@@ -84,16 +92,7 @@ export async function resolveUnsureCycle(
     cycle.id,
     toServiceOrder(detail),
     { from: 'unsure', reasonCode: OPERATOR_REASON },
-    {
-      source: 'reconcile',
-      audit: {
-        actor,
-        action: 'cycle.reconcile',
-        subject: `cycle:${cycle.id}`,
-        before: { state: 'unsure', strategy: cycle.strategy },
-        after: { state: 'placed', reasonCode: OPERATOR_REASON, orderId: serviceOrderId },
-      },
-    },
+    { source: 'reconcile', audit: audit({ state: 'placed', orderId: serviceOrderId }) },
   );
   // Another cycle adopted the order between the check above and the transaction.
   if (recorded.order.cycleId !== cycle.id) throw orderOwnedBy(serviceOrderId, recorded.order.cycleId);

@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { PurchaseClient } from '../api/index.js';
 import type { Database } from '../db/index.js';
 import { isDecimal, toDecimalText } from '../money.js';
-import { EXPORT_FORMATS, type ExportFormat, exportOrders } from './order-export.js';
+import { EXPORT_FORMATS, type ExportFormat, type ExportOptions, exportOrders } from './order-export.js';
 import {
   checkPeriod,
   checkTimeZone,
@@ -104,14 +104,26 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
       if (error instanceof ReportArgumentError) return reply.code(400).send({ error: error.message });
       throw error;
     }
-    // Streamed as it is read; a failure after the first bytes can only cut the body short.
-    const body = new PassThrough();
-    exportOrders(deps.database, period, body, { format }).then(
-      () => body.end(),
-      (error: unknown) => body.destroy(error instanceof Error ? error : new Error(String(error))),
-    );
-    return reply
-      .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
-      .send(body);
+    return sendOrderExport(reply, deps.database, period, { format });
   });
+}
+
+/**
+ * The export as an HTTP answer (this route, and the console's download of its orders page), streamed as it
+ * is read: a failure after the first bytes can only cut the body short.
+ */
+export function sendOrderExport(
+  reply: FastifyReply,
+  database: Database,
+  period: Period,
+  options: ExportOptions,
+): FastifyReply {
+  const body = new PassThrough();
+  exportOrders(database, period, body, options).then(
+    () => body.end(),
+    (error: unknown) => body.destroy(error instanceof Error ? error : new Error(String(error))),
+  );
+  return reply
+    .type(options.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
+    .send(body);
 }

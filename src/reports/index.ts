@@ -2,7 +2,7 @@
  * Reports, the accounting export and the reconciliation report: computations over the database (and, for
  * the reconciliation, the service) that the CLI prints and an HTTP route can serve as they are.
  */
-export { type ReportRouteDeps, registerReportRoutes } from './http-routes.js';
+export { type ReportRouteDeps, registerReportRoutes, sendOrderExport } from './http-routes.js';
 export {
   EXPORT_COLUMNS,
   EXPORT_FORMATS,

@@ -12,7 +12,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import { type Database, type ExportedOrder, reportQueries } from '../db/index.js';
+import { type Database, type ExportedOrder, type OrderExportFilter, reportQueries } from '../db/index.js';
 import type { Period } from './periods.js';
 
 export const EXPORT_FORMATS = ['csv', 'json'] as const;
@@ -86,6 +86,8 @@ export interface ExportOptions {
   format: ExportFormat;
   excel?: boolean;
   pageSize?: number;
+  /** The console's download of its orders page narrows the period's orders by its filters. */
+  filter?: OrderExportFilter;
 }
 
 /**
@@ -96,15 +98,16 @@ export async function* ordersOf(
   database: Database,
   period: Period,
   pageSize = EXPORT_PAGE_SIZE,
+  filter: OrderExportFilter = {},
 ): AsyncGenerator<ExportedOrder> {
   const queries = reportQueries(database);
-  let next = queries.orderPage(period, null, pageSize);
+  let next = queries.orderPage(period, null, pageSize, filter);
   for (;;) {
     const page = await next;
     const last = page.at(-1);
     const more = page.length === pageSize && last !== undefined;
     if (more) {
-      next = queries.orderPage(period, last.cursor, pageSize);
+      next = queries.orderPage(period, last.cursor, pageSize, filter);
       // Awaited on the next turn; until then a failure must not count as unhandled (the caller may stop early).
       next.catch(() => {});
     }
@@ -120,7 +123,7 @@ export async function exportOrders(
   destination: Writable,
   options: ExportOptions,
 ): Promise<number> {
-  const orders = ordersOf(database, period, options.pageSize);
+  const orders = ordersOf(database, period, options.pageSize, options.filter);
   return options.format === 'csv'
     ? writeCsv(orders, destination, options.excel === true)
     : writeJson(orders, period, destination);

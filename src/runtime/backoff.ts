@@ -1,6 +1,7 @@
 /**
  * The one backoff of the project: how long to wait before trying again after failures, for the client's
- * retries of safe requests and for tracking an order the service cannot answer for.
+ * retries of safe requests, for tracking an order the service cannot answer for, for notification
+ * deliveries and for a worker waiting at start for its database.
  */
 export interface BackoffSettings {
   /** Ceiling of the first wait; it doubles per attempt. */

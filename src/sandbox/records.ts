@@ -1,5 +1,5 @@
-import { type Decimal, formatMoney, ZERO } from '../money.js';
-import type { Order } from './ledger.js';
+import { type Decimal, formatMoney } from '../money.js';
+import type { Holdings, Order } from './ledger.js';
 import { CRYPTO_CURRENCY, FIAT_CURRENCY, NETWORK } from './market.js';
 
 /**
@@ -62,12 +62,8 @@ export interface CreditUsage {
 }
 
 /** An order holds credit equal to its totalCost from creation until it is fully paid. */
-export function computeCredit(orders: Iterable<Order>, limit: Decimal): CreditUsage {
-  let used = ZERO;
-  for (const order of orders) {
-    if (order.status === 'pending' || order.status === 'partial') used = used.plus(order.totalCost);
-  }
-  return { total: limit, used, available: limit.minus(used) };
+export function computeCredit(holdings: Holdings, limit: Decimal): CreditUsage {
+  return { total: limit, used: holdings.creditUsed, available: limit.minus(holdings.creditUsed) };
 }
 
 /**
@@ -75,17 +71,11 @@ export function computeCredit(orders: Iterable<Order>, limit: Decimal): CreditUs
  * waits in the account until the rest arrives); crypto is what has been bought and paid but not yet sent
  * to the client's wallet. Withdrawals are allowed while the credit line is not overdrawn.
  */
-export function balanceRecord(orders: Order[], limit: Decimal): Record<string, unknown> {
-  let fiat = ZERO;
-  let crypto = ZERO;
-  for (const order of orders) {
-    if (order.status === 'partial') fiat = fiat.plus(order.received);
-    if (order.status === 'paid') crypto = crypto.plus(order.totalFilled);
-  }
-  const credit = computeCredit(orders, limit);
+export function balanceRecord(holdings: Holdings, limit: Decimal): Record<string, unknown> {
+  const credit = computeCredit(holdings, limit);
   return {
-    fiat: { currency: FIAT_CURRENCY, balance: formatMoney(fiat, 2, 'down') },
-    crypto: { currency: CRYPTO_CURRENCY, balance: formatMoney(crypto, 6, 'down') },
+    fiat: { currency: FIAT_CURRENCY, balance: formatMoney(holdings.fiat, 2, 'down') },
+    crypto: { currency: CRYPTO_CURRENCY, balance: formatMoney(holdings.crypto, 6, 'down') },
     credit: {
       total: formatMoney(credit.total, 2, 'down'),
       used: formatMoney(credit.used, 2, 'down'),

@@ -26,7 +26,7 @@ export function registerBalanceRoutes(app: FastifyInstance, deps: RouteDeps): vo
     '/client/balance',
     { config: { access: 'read' } },
     serveWithFaults(deps, 'balance', () =>
-      balanceRecord(deps.simulator.ledger.all(), deps.simulator.creditLimit),
+      balanceRecord(deps.simulator.ledger.holdings(), deps.simulator.creditLimit),
     ),
   );
 }

@@ -54,7 +54,7 @@ export class Simulator {
       this.quotes.release(quoteId);
       throw badRequest(`fxRate ${fxRate} does not match the quote price ${quote.price.toFixed(4)}`);
     }
-    const credit = computeCredit(this.ledger.all(), this.creditLimit);
+    const credit = computeCredit(this.ledger.holdings(), this.creditLimit);
     if (quote.totalCost.greaterThan(credit.available)) {
       this.quotes.release(quoteId);
       throw badRequest(
@@ -77,7 +77,7 @@ export class Simulator {
   step(id: string): Order {
     const order = this.getOrder(id);
     if (order.status === 'settled') throw new SandboxHttpError(409, `order ${id} is already settled`);
-    const event = this.lifecycle.advance(order, this.now());
+    const event = this.ledger.change(order, () => this.lifecycle.advance(order, this.now()));
     this.webhooks.publish(event.kind, event.data);
     this.scheduleStep(order);
     return order;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type ConsoleStore, openConsoleStore, sqlStateOf } from '../../src/db/index.js';
+import { resolveUnsureCycle } from '../../src/engine/index.js';
 import {
   createTestDatabase,
   type TestBackend,
@@ -66,7 +67,7 @@ describe.each(testBackends())('audit log on %s', (backend: TestBackend) => {
       'paused by ana in the console: checking',
     );
 
-    await store.actions.declareNotPlaced(cycle!.id, 'ana');
+    await resolveUnsureCycle({ database: test.database }, cycle!.id, { kind: 'not_placed' }, 'ana');
     await store.actions.resumeStrategy('audited', 'ana');
     const [resumed, settled] = await store.audit.list({ limit: 2 });
     expect(settled).toMatchObject({ action: 'cycle.reconcile', subject: `cycle:${cycle!.id}` });

@@ -1,47 +1,21 @@
-import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { hashPassword } from '../../src/console/passwords.js';
 import { registerConsole } from '../../src/console/server.js';
 import { type Database, openConsoleStore, openMigratedDatabase } from '../../src/db/index.js';
+import { Decimal } from '../../src/money.js';
 import { createReceiverServer, listen } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { runCommand, writeWorkerFiles } from '../support/worker-process.js';
+import { chromiumFor, LAUNCH_ARGS } from './chromium.js';
 
-/** The system's Chromium: CHROMIUM_PATH, or `chromium` / `chromium-browser` on PATH. */
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH)
-    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
-  for (const folder of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (existsSync(join(folder, name))) return join(folder, name);
-    }
-  }
-  return undefined;
-}
-
-const CHROMIUM = findChromium();
-if (!CHROMIUM) {
-  process.stderr.write(
-    '\n!!! browser.test.ts: the web console browser tests SKIPPED, no Chromium (apt-get install -y chromium, or set CHROMIUM_PATH)\n\n',
-  );
-}
-
-const LAUNCH_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+const CHROMIUM = chromiumFor('browser.test.ts');
 const PASSWORD = 'correct horse battery staple';
 const NAME = 'browser-dca';
 const INJECTED = '<img src=x onerror="window.injected=1">evil';
@@ -60,11 +34,13 @@ budget:
 /**
  * The console in the system's Chromium, the way a person uses it: after a sandbox run (`treasury-bot once`),
  * log in, read the overview, open a cycle's decision trace, see that a viewer has no buttons and that the
- * server refuses the viewer's forged request, lose the CSRF token (403), see markup rendered as text, log
- * out. No page may break its own content security policy (htmx included).
+ * server refuses the viewer's forged request, lose the CSRF token (403), see markup rendered as text, adopt
+ * an unsure cycle's order, download the orders as CSV, log out. No page may break its own content security
+ * policy (htmx included).
  */
 describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () => {
   let sandbox: RunningSandbox;
+  let client: PurchaseClient;
   let test: TestDatabase | undefined;
   let database: Database;
   let server: FastifyInstance;
@@ -116,12 +92,14 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     const passwordHash = await hashPassword(PASSWORD, { N: 2 ** 10, r: 8, p: 1 });
     await store.people.add({ name: 'alice', role: 'admin', passwordHash }, 'test');
     await store.people.add({ name: 'victor', role: 'viewer', passwordHash }, 'test');
+    await store.people.add({ name: 'olga', role: 'operator', passwordHash }, 'test');
+    client = createPurchaseClient({ baseUrl: sandbox.url, token: DEMO_TOKEN });
     server = createReceiverServer();
     const logger = createLogger({
       level: 'silent',
       destination: new Writable({ write: (_c, _e, done) => done() }),
     });
-    registerConsole(server, { database, store, clock: () => new Date(), logger });
+    registerConsole(server, { database, store, clock: () => new Date(), logger, client });
     url = `http://127.0.0.1:${await listen(server, '127.0.0.1', 0)}`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
   }, 120_000);
@@ -129,6 +107,7 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
   afterAll(async () => {
     await browser?.close();
     await server?.close();
+    await client?.close();
     await sandbox?.close();
     if (test?.url) await test.drop();
     else await database?.close();
@@ -208,6 +187,57 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     await expect(
       page.evaluate(() => (globalThis as { injected?: number }).injected),
     ).resolves.toBeUndefined();
+  });
+
+  it('shows the halt among the alerts that fire now, as text', async () => {
+    const page = await newPage();
+    await logIn(page, 'victor');
+    const halted = page.locator('tr.alert-firing', { hasText: 'TreasuryStrategyHalted' });
+    await expect(halted.textContent()).resolves.toContain(`halted because ${INJECTED}`);
+    await expect(page.locator('main img').count()).resolves.toBe(0);
+  });
+
+  it("adopts an unsure cycle's order from the Attention page as an operator", async () => {
+    const claimed = await database.cycles.claimSlot({
+      strategy: NAME,
+      slot: new Date('2031-01-01T10:00:00Z'),
+      trigger: 'schedule',
+      owner: 'browser-test',
+    });
+    await database.cycles.transition(claimed!.id, 'claimed', 'submitting');
+    await database.cycles.transition(claimed!.id, 'submitting', 'unsure');
+    const quote = await client.getQuote({ symbol: 'USDTBRL', amount: new Decimal('250.00') });
+    const order = await client.createOrder({ quoteId: quote.quoteId });
+
+    const page = await newPage();
+    await logIn(page, 'olga');
+    await page.click('a[href="/attention"]');
+    const form = page.locator(`form[action="/cycles/${claimed!.id}/adopt"]`);
+    await form.locator('input[name=order]').fill(order.id);
+    await form.locator('button', { hasText: 'Adopt order' }).click();
+    await page.waitForURL(`${url}/attention`);
+    await expect(page.locator(`form[action="/cycles/${claimed!.id}/adopt"]`).count()).resolves.toBe(0);
+    expect(await database.cycles.get(claimed!.id)).toMatchObject({
+      state: 'placed',
+      serviceOrderId: order.id,
+    });
+    const [audited] = await openConsoleStore(database).audit.list({ limit: 1 });
+    expect(audited).toMatchObject({ actor: 'olga', action: 'cycle.adopt_order' });
+  });
+
+  it("downloads the orders page's filtered orders as the ledger CSV", async () => {
+    const page = await newPage();
+    await logIn(page, 'victor');
+    await page.goto(`${url}/orders?strategy=${NAME}`);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('a[href^="/orders.csv"]'),
+    ]);
+    expect(download.suggestedFilename()).toBe('orders.csv');
+    const lines = (await readFile((await download.path())!, 'utf8')).trim().split('\r\n');
+    expect(lines[0]).toMatch(/^orderId,origin,strategy,/);
+    const cycleOrder = await database.orders.forCycle(cycleId);
+    expect(lines.some((line) => line.startsWith(`${cycleOrder!.serviceOrderId},cycle,${NAME},`))).toBe(true);
   });
 
   it('logs out: the pages ask for a login again', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_ACTIONS } from '../../src/console/actions.js';
 import { allows } from '../../src/console/permissions.js';
 import { ROLES, type Role } from '../../src/db/index.js';
+import { Decimal } from '../../src/money.js';
 import { type ConsoleClient, loggedIn, PASSWORD, type RunningConsole, startTestConsole } from './support.js';
 
 const STRATEGY = 'role-dca';
@@ -40,6 +41,24 @@ describe('console roles × actions', () => {
         return { path: path.replace(':name', STRATEGY), form: {} };
       case '/cycles/:id/not-placed':
         return { path: path.replace(':id', String(await unsureCycle())), form: {} };
+      case '/cycles/:id/adopt': {
+        // An order the service has and we do not: placed at the sandbox by hand.
+        const quote = await console.client.getQuote({ symbol: 'USDTBRL', amount: new Decimal('100.00') });
+        const order = await console.client.createOrder({ quoteId: quote.quoteId });
+        return { path: path.replace(':id', String(await unsureCycle())), form: { order: order.id } };
+      }
+      case '/orders/:id/acknowledge': {
+        const id = `EXTERNAL-${role}-${slotSeconds++}`;
+        await console.test.database.orders.recordExternal({
+          id,
+          symbol: 'USDTBRL',
+          amount: new Decimal('100.00'),
+          price: new Decimal('5.40'),
+          side: 'buy',
+          timestamp: new Date(),
+        });
+        return { path: path.replace(':id', id), form: { note: 'placed by the desk' } };
+      }
       case '/users':
         return {
           path,
@@ -81,6 +100,8 @@ describe('console roles × actions', () => {
       '/strategies/:name/pause',
       '/strategies/:name/resume',
       '/cycles/:id/not-placed',
+      '/cycles/:id/adopt',
+      '/orders/:id/acknowledge',
       '/users',
       '/users/:name/disable',
     ]);
@@ -122,7 +143,16 @@ describe('console roles × actions', () => {
 
   it.each(ROLES)('pages a %s may read', async (role) => {
     const client = clients.get(role)!;
-    for (const path of ['/', '/strategies', '/orders', '/attention', '/live']) {
+    const cycle = await unsureCycle();
+    for (const path of [
+      '/',
+      '/strategies',
+      '/orders',
+      '/orders.csv',
+      '/attention',
+      '/live',
+      `/cycles/${cycle}`,
+    ]) {
       expect((await client.get(path)).status, path).toBe(200);
     }
     for (const path of ['/audit', '/users']) {

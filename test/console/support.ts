@@ -1,14 +1,17 @@
 /**
- * A console on a real listener (port 0) over a test database, people of every role, and a small client that
- * keeps cookies the way a browser does and reads the CSRF token out of the pages it is served.
+ * A console on a real listener (port 0) over a test database and the real sandbox (port 0, for adopting
+ * orders), people of every role, and a small client that keeps cookies the way a browser does and reads
+ * the CSRF token out of the pages it is served.
  */
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { hashPassword } from '../../src/console/passwords.js';
 import { registerConsole } from '../../src/console/server.js';
 import { type ConsoleStore, openConsoleStore, ROLES, type Role } from '../../src/db/index.js';
 import { createReceiverServer, listen } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 export const PASSWORD = 'correct horse battery staple';
@@ -23,6 +26,9 @@ export interface RunningConsole {
   store: ConsoleStore;
   url: string;
   server: FastifyInstance;
+  /** The purchase service the console reads, and a client of it for placing orders by hand. */
+  sandbox: RunningSandbox;
+  client: PurchaseClient;
   /** The clock the console reads; tests move it to expire sessions. */
   now: { value: Date };
   close(): Promise<void>;
@@ -40,16 +46,22 @@ export async function startTestConsole(): Promise<RunningConsole> {
     level: 'silent',
     destination: new Writable({ write: (_c, _e, done) => done() }),
   });
-  registerConsole(server, { database: test.database, store, clock, logger });
+  const sandbox = await startSandbox({ stepMs: 0 });
+  const client = createPurchaseClient({ baseUrl: sandbox.url, token: DEMO_TOKEN });
+  registerConsole(server, { database: test.database, store, clock, logger, client });
   const port = await listen(server, '127.0.0.1', 0);
   return {
     test,
     store,
     url: `http://127.0.0.1:${port}`,
     server,
+    sandbox,
+    client,
     now,
     async close() {
       await server.close();
+      await client.close();
+      await sandbox.close();
       await test.drop();
     },
   };

@@ -217,6 +217,29 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     });
   });
 
+  it('expires an approved cycle that no replica running its strategy claimed before the deadline', async () => {
+    const subject = guarded({
+      approval: { required: 'always', approvers: 1, timeoutMs: 60_000, priceTolerancePct: d('0.5') },
+    });
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    expect((await control.approve(cycleId, 'ana')).cycle.state).toBe('approved');
+    // This pass runs no strategy, so nothing claims it; its reservation ends at the deadline all the same.
+    const later = new Date(Date.now() + 61_000);
+    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'approval_expired' });
+    expect(
+      (
+        await bench.database.cycles.spendFigures({
+          strategy: subject.name,
+          periods: { day: { start: new Date(0), end: later }, month: { start: new Date(0), end: later } },
+        })
+      ).reserved.toString(),
+    ).toBe('0');
+  });
+
   it('skips an approved cycle whose fresh quote is above the approved maximum price, with the reason', async () => {
     const subject = guarded({
       approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
@@ -312,5 +335,31 @@ describe('two replicas racing for the last room in an envelope', () => {
       const [listed] = (await control.listEnvelopes()).filter((e) => e.id === envelope.id);
       expect(listed!.spent.lessThanOrEqualTo(listed!.maxTotal)).toBe(true);
     }
+  });
+
+  it('runs an approved cycle exactly once when both replicas look for it at the same moment', async () => {
+    const control = createApprovalControl(bench.database);
+    const subject = strategy({
+      name: 'approved-race',
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+    await recordStrategiesSeen(bench.context, [subject]);
+    const parked = await runCycle(bench.context, {
+      strategy: subject,
+      slot: freshSlot(),
+      trigger: 'schedule',
+    });
+    expect(parked.outcome).toBe('awaiting-approval');
+    const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+    await control.approve(waiting!.cycle.id, 'ana');
+    const passes = await Promise.all(
+      [bench.context, replicaB].map((context) =>
+        new Maintenance(context, { strategies: () => [subject] }).runOnce(),
+      ),
+    );
+    const resumed = passes.flatMap((pass) => pass.approvals?.resumed ?? []);
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]).toMatchObject({ outcome: 'placed' });
+    expect(bench.sandbox.ledger().filter((order) => order.quoteId === resumed[0]!.quoteId)).toHaveLength(1);
   });
 });

@@ -29,6 +29,7 @@ const ALLOWED = new Set([
   'awaiting_approval>rejected',
   'awaiting_approval>approval_expired',
   'approved>claimed',
+  'approved>approval_expired',
 ]);
 
 describe('cycle state machine', () => {

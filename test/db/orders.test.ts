@@ -85,6 +85,102 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
     expect(history[0]).toMatchObject({ source: 'create', fromStatus: null, toStatus: 'pending' });
   });
 
+  describe('recordPlacedWithCycle', () => {
+    let slotSeconds = 0;
+    async function submittingCycle(): Promise<number> {
+      const cycle = await db.cycles.claimSlot({
+        strategy: 'dca',
+        slot: new Date(Date.UTC(2026, 0, 1, 0, 0, ++slotSeconds)),
+        trigger: 'once',
+        owner: 'r1',
+      });
+      await db.cycles.transition(cycle!.id, 'claimed', 'submitting');
+      return cycle!.id;
+    }
+
+    it('records the order, its creation and the move to placed together', async () => {
+      const id = await submittingCycle();
+      const placed = serviceOrder();
+      const { order, cycle } = await db.orders.recordPlacedWithCycle(id, placed, {
+        from: 'submitting',
+        reasonCode: 'ok',
+      });
+      expect(order).toMatchObject({
+        serviceOrderId: placed.id,
+        cycleId: id,
+        origin: 'cycle',
+        status: 'pending',
+      });
+      expect(order.amount.toFixed(2)).toBe('2500.00');
+      expect(order.price.toFixed()).toBe('5.4321');
+      expect(order.settledAt).toBeNull();
+      expect(cycle).toMatchObject({ id, state: 'placed', serviceOrderId: placed.id, reasonCode: 'ok' });
+      expect(cycle!.finishedAt).toBeInstanceOf(Date);
+      expect(await db.cycles.get(id)).toMatchObject({ state: 'placed', serviceOrderId: placed.id });
+      expect(await db.orders.history(order.id)).toEqual([
+        expect.objectContaining({ source: 'create', fromStatus: null, toStatus: 'pending' }),
+      ]);
+    });
+
+    it('keeps the order when the cycle was moved meanwhile, and leaves the cycle as it is', async () => {
+      const id = await submittingCycle();
+      await db.cycles.transition(id, 'submitting', 'unsure', { reasonCode: 'outcome_unknown' });
+      const placed = serviceOrder();
+      const { order, cycle } = await db.orders.recordPlacedWithCycle(id, placed, {
+        from: 'submitting',
+        reasonCode: 'ok',
+      });
+      expect(cycle).toBeNull();
+      expect(order).toMatchObject({ serviceOrderId: placed.id, cycleId: id });
+      expect(await db.cycles.get(id)).toMatchObject({ state: 'unsure', serviceOrderId: null });
+      expect(await db.orders.history(order.id)).toHaveLength(1);
+    });
+
+    it('adopts an order the external scan recorded first, with one creation row', async () => {
+      const id = await submittingCycle();
+      const placed = serviceOrder();
+      const external = await db.orders.recordExternal({ ...placed, quoteId: null });
+      const { order, cycle } = await db.orders.recordPlacedWithCycle(id, placed, {
+        from: 'submitting',
+        reasonCode: 'ok',
+      });
+      expect(order).toMatchObject({ id: external.id, cycleId: id, origin: 'cycle', quoteId: placed.quoteId });
+      expect(cycle).toMatchObject({ state: 'placed', serviceOrderId: placed.id });
+      expect(await db.orders.history(order.id)).toHaveLength(1);
+    });
+
+    it('does not take an order another cycle owns', async () => {
+      const owner = await submittingCycle();
+      const other = await submittingCycle();
+      const placed = serviceOrder();
+      await db.orders.recordPlacedWithCycle(owner, placed, { from: 'submitting', reasonCode: 'ok' });
+      const { order, cycle } = await db.orders.recordPlacedWithCycle(other, placed, {
+        from: 'submitting',
+        reasonCode: 'ok',
+      });
+      expect(cycle).toBeNull();
+      expect(order.cycleId).toBe(owner);
+      expect(await db.cycles.get(other)).toMatchObject({ state: 'submitting' });
+    });
+
+    it('records a settled order found by reconciliation as settled, with a reconcile row', async () => {
+      const id = await submittingCycle();
+      await db.cycles.transition(id, 'submitting', 'unsure', { reasonCode: 'outcome_unknown' });
+      const { order, cycle } = await db.orders.recordPlacedWithCycle(
+        id,
+        serviceOrder({ status: 'settled' }),
+        { from: 'unsure', reasonCode: 'reconciled' },
+        { source: 'reconcile' },
+      );
+      expect(cycle).toMatchObject({ state: 'placed', reasonCode: 'reconciled' });
+      expect(order.status).toBe('settled');
+      expect(order.settledAt).toBeInstanceOf(Date);
+      expect(await db.orders.history(order.id)).toEqual([
+        expect.objectContaining({ source: 'reconcile', fromStatus: null, toStatus: 'settled' }),
+      ]);
+    });
+  });
+
   it('records external orders found at the service, with their current status', async () => {
     const order = await db.orders.recordExternal(serviceOrder({ status: 'settled', quoteId: null }));
     expect(order).toMatchObject({ origin: 'external', cycleId: null, status: 'settled', quoteId: null });

@@ -44,7 +44,13 @@ describe('resolve and unhalt', () => {
   beforeAll(async () => {
     sandbox = await startSandbox({ stepMs: 0 });
     const files = await writeWorkerFiles(STRATEGIES, 'engine:\n  reload:\n    watch: false\n');
-    env = { ...files, TREASURY_API_URL: sandbox.url, TREASURY_API_TOKEN: DEMO_TOKEN, LOG_LEVEL: 'info' };
+    env = {
+      ...files,
+      TREASURY_API_URL: sandbox.url,
+      TREASURY_API_TOKEN: DEMO_TOKEN,
+      LOG_LEVEL: 'info',
+      TREASURY_ACTOR: 'ops-oncall',
+    };
     test = await createTestDatabase();
     if (test.url) env.DATABASE_URL = test.url;
     else await test.drop();
@@ -110,7 +116,7 @@ describe('resolve and unhalt', () => {
       const [audited] = await openConsoleStore(database).audit.list({ limit: 1 });
       expect(audited).toMatchObject({
         actor: 'olga',
-        action: 'cycle.reconcile',
+        action: 'cycle.adopt_order',
         subject: `cycle:${first}`,
         after: { state: 'placed', orderId: orderIds[0] },
       });

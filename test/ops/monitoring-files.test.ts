@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { renderAlertRules } from '../../src/observability/alert-rules.js';
 import { problemsOf, seriesIn, workerFamilies } from './support/promql.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -78,6 +79,10 @@ describe('alert rules and dashboard', () => {
       'treasury_paused', // paused too long
     ])
       expect(alerted, series).toContain(series);
+  });
+
+  it('are the rules of the one table the console evaluates too (npm run alert-rules writes the file)', () => {
+    expect(read('deploy/prometheus/alerts.yml')).toBe(renderAlertRules());
   });
 
   it('chart every treasury series', () => {

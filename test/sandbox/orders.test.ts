@@ -148,6 +148,36 @@ describe('sandbox orders', () => {
     ).toBe(200);
   });
 
+  it('keeps the balance equal to the sum over its orders with many orders at different steps', async () => {
+    const sandbox = await start({ creditLimit: '1000000.00' });
+    const placed = [];
+    for (let i = 0; i < 10; i++) placed.push(await placeOrder(sandbox, `${100 + i * 7}.3${i}`));
+    // Order i is stepped i % 5 times: pending, partial, paid, withdrawn and settled orders side by side.
+    for (const [i, { order }] of placed.entries())
+      for (let s = 0; s < i % 5; s++) await sandbox.step(order.id);
+    let used = new Decimal(0);
+    let fiat = new Decimal(0);
+    let crypto = new Decimal(0);
+    for (const [i, { quote }] of placed.entries()) {
+      const steps = i % 5;
+      if (steps <= 1) used = used.plus(quote.totalCost);
+      // The first deposit is half the cost, rounded down to the cent.
+      if (steps === 1)
+        fiat = fiat.plus(new Decimal(quote.totalCost).div(2).toDecimalPlaces(2, Decimal.ROUND_DOWN));
+      if (steps === 2) crypto = crypto.plus(quote.totalFilled);
+    }
+    expect((await call(sandbox.url, 'GET', '/client/balance')).body).toEqual({
+      fiat: { currency: 'BRL', balance: fiat.toFixed(2) },
+      crypto: { currency: 'USDT', balance: crypto.toFixed(6) },
+      credit: {
+        total: '1000000.00',
+        used: used.toFixed(2),
+        available: new Decimal('1000000.00').minus(used).toFixed(2),
+      },
+      canWithdraw: true,
+    });
+  });
+
   it('answers 404 for unknown order ids', async () => {
     const sandbox = await start();
     for (const path of ['/client/orders/nope', '/client/orders/nope/tracking']) {

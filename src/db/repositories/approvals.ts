@@ -110,7 +110,10 @@ export interface ApprovalsRepository {
   listParked(): Promise<ParkedCycle[]>;
   approveCycle(cycleId: number, person: string, maxPrice: Decimal | null): Promise<CycleApprovalResult>;
   rejectCycle(cycleId: number, person: string, reason: string): Promise<Cycle>;
-  /** Parked cycles past their deadline end `approval_expired`; returns how many. */
+  /**
+   * Parked cycles past their deadline end `approval_expired`, whether still waiting for people or approved
+   * and never claimed by a replica; returns how many.
+   */
   expireDue(now: Date): Promise<number>;
   /**
    * Moves up to `limit` approved cycles of these strategies (the ones the replica runs) to `claimed` for
@@ -267,7 +270,39 @@ export function createApprovalsRepository(
             approvalDecided(cycle, { decision: 'expired', by: [], reason: null, maxPrice: null }),
           );
         }
-        return due.length;
+        // Approved, but no replica running the strategy claimed it before the deadline: the approval was for
+        // a purchase then, and its reserved cost must not hold the budget any longer.
+        const unclaimed = await tx
+          .select({ id: cycles.id })
+          .from(cycles)
+          .innerJoin(approvalRequests, eq(approvalRequests.cycleId, cycles.id))
+          .where(and(eq(cycles.state, 'approved'), lte(approvalRequests.expiresAt, now)))
+          .limit(500)
+          .for('update', { of: cycles, skipLocked: true });
+        let expiredApproved = 0;
+        for (const { id } of unclaimed) {
+          const [cycle] = await tx
+            .update(cycles)
+            .set({
+              state: 'approval_expired',
+              reasonCode: 'approval_expired',
+              updatedAt: now,
+              finishedAt: now,
+            })
+            .where(and(eq(cycles.id, id), eq(cycles.state, 'approved')))
+            .returning();
+          if (!cycle) continue;
+          expiredApproved += 1;
+          await tx
+            .update(approvalRequests)
+            .set({ decision: 'expired' })
+            .where(eq(approvalRequests.cycleId, id));
+          await outbox.enqueue(
+            tx,
+            approvalDecided(cycle, { decision: 'expired', by: [], reason: null, maxPrice: null }),
+          );
+        }
+        return due.length + expiredApproved;
       });
     },
 

@@ -1,11 +1,12 @@
 /**
  * What a person does from the web console, each action and its audit row in one transaction: the kill
- * switch, pausing and resuming one strategy (the halt the engine already honours), and settling an unsure
- * cycle as "not placed". The same refusals as the command line apply (operator-actions.ts in the engine).
+ * switch, pausing and resuming one strategy (the halt the engine already honours), and acknowledging an
+ * external order. The same refusals as the command line apply (operator-actions.ts in the engine); settling
+ * an unsure cycle is the engine's own operation (resolveUnsureCycle), which writes its audit row itself.
  */
 import { and, count, eq } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
-import { cycles } from '../schema.js';
+import { auditLog, cycles, orders } from '../schema.js';
 import type { ControlState, CycleState, StrategyRecord } from '../types.js';
 import { appendAudit } from './audit.js';
 import { createControlRepository } from './control.js';
@@ -15,8 +16,12 @@ import { createStrategiesRepository } from './strategies.js';
 export type ConsoleActionErrorCode =
   | 'STRATEGY_NOT_FOUND'
   | 'STRATEGY_HAS_UNSURE_CYCLES'
-  | 'CYCLE_NOT_FOUND'
-  | 'CYCLE_NOT_UNSURE';
+  | 'ORDER_NOT_FOUND'
+  | 'ORDER_NOT_EXTERNAL'
+  | 'ORDER_ALREADY_ACKNOWLEDGED';
+
+/** The audit subject of an order, by the service's id: what acknowledgements are found by. */
+export const orderSubject = (serviceOrderId: string) => `order:${serviceOrderId}`;
 
 export class ConsoleActionError extends Error {
   override readonly name = 'ConsoleActionError';
@@ -28,17 +33,18 @@ export class ConsoleActionError extends Error {
   }
 }
 
-/** The reason code of a cycle settled by hand (the engine's OPERATOR_REASON). */
-const OPERATOR_REASON = 'operator_resolved';
-
 export interface ConsoleActions {
   pauseAll(actor: string, reason: string | null): Promise<ControlState>;
   resumeAll(actor: string): Promise<ControlState>;
   pauseStrategy(name: string, actor: string, reason: string | null): Promise<StrategyRecord>;
   /** Refused while the strategy has unsure cycles: each must be settled first. */
   resumeStrategy(name: string, actor: string): Promise<StrategyRecord>;
-  /** Settles an unsure cycle as "no order was placed". */
-  declareNotPlaced(cycleId: number, actor: string): Promise<void>;
+  /**
+   * A person's word that an external order (at the service, placed by no cycle) is known to them: placed by
+   * hand, say. The order stays booked as it is; the audit row is the acknowledgement (the Attention page
+   * reads it back), written once.
+   */
+  acknowledgeExternalOrder(serviceOrderId: string, actor: string, note: string | null): Promise<void>;
 }
 
 /** `outbox`: the notifications the engine's repositories write with the same facts (kill switch, halts). */
@@ -115,42 +121,53 @@ export function createConsoleActions(db: DrizzleHandle, clock: () => Date, outbo
         return after;
       }),
 
-    declareNotPlaced: (cycleId, actor) =>
+    acknowledgeExternalOrder: (serviceOrderId, actor, note) =>
       db.transaction(async (transaction) => {
-        const [found] = await transaction
-          .select({ state: cycles.state, strategy: cycles.strategy })
-          .from(cycles)
-          .where(eq(cycles.id, cycleId));
-        if (!found) throw new ConsoleActionError('CYCLE_NOT_FOUND', `no cycle with id ${cycleId}`);
-        const now = clock();
-        const moved = await transaction
-          .update(cycles)
-          .set({
-            state: 'not_placed',
-            reasonCode: OPERATOR_REASON,
-            updatedAt: now,
-            finishedAt: now,
-            leaseOwner: null,
-            leaseUntil: null,
+        // Locked, so that two people acknowledging at once write one row, and a cycle adopting the order
+        // meanwhile is seen.
+        const [order] = await transaction
+          .select({
+            cycleId: orders.cycleId,
+            symbol: orders.symbol,
+            amount: orders.amount,
+            price: orders.price,
+            placedAt: orders.serviceTimestamp,
           })
-          .where(and(eq(cycles.id, cycleId), eq(cycles.state, 'unsure')))
-          .returning({ id: cycles.id });
-        if (moved.length === 0) {
+          .from(orders)
+          .where(eq(orders.serviceOrderId, serviceOrderId))
+          .for('update');
+        if (!order) {
+          throw new ConsoleActionError('ORDER_NOT_FOUND', `no order ${serviceOrderId} is recorded`);
+        }
+        if (order.cycleId !== null) {
           throw new ConsoleActionError(
-            'CYCLE_NOT_UNSURE',
-            `cycle ${cycleId} is '${found.state}', not unsure: nothing to settle`,
+            'ORDER_NOT_EXTERNAL',
+            `order ${serviceOrderId} is cycle ${order.cycleId}'s, not external: nothing to acknowledge`,
           );
         }
+        const subject = orderSubject(serviceOrderId);
+        const [earlier] = await transaction
+          .select({ actor: auditLog.actor, at: auditLog.at })
+          .from(auditLog)
+          .where(and(eq(auditLog.action, 'order.acknowledge'), eq(auditLog.subject, subject)))
+          .limit(1);
+        if (earlier) {
+          throw new ConsoleActionError(
+            'ORDER_ALREADY_ACKNOWLEDGED',
+            `order ${serviceOrderId} was acknowledged by ${earlier.actor} at ${earlier.at.toISOString()}`,
+          );
+        }
+        const { cycleId: _none, ...figures } = order;
         await appendAudit(
           transaction,
           {
             actor,
-            action: 'cycle.reconcile',
-            subject: `cycle:${cycleId}`,
-            before: { state: 'unsure', strategy: found.strategy },
-            after: { state: 'not_placed', reasonCode: OPERATOR_REASON },
+            action: 'order.acknowledge',
+            subject,
+            before: { origin: 'external', ...figures },
+            after: { acknowledged: true, note },
           },
-          now,
+          clock(),
         );
       }),
   };

@@ -3,18 +3,20 @@
  * index and is bounded (a page of rows, or one strategy's month), so a page costs the same with a few
  * cycles as with hundreds of thousands.
  */
-import { and, count, desc, eq, gte, inArray, lt, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
 import type { DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
-import { cycles, orders, strategies } from '../schema.js';
-import type { Cycle, CycleState, OrderRecord, SettlementStatus } from '../types.js';
+import { auditLog, cycles, orders, strategies } from '../schema.js';
+import type { Cycle, CycleState, OrderOrigin, OrderRecord, SettlementStatus } from '../types.js';
+import { orderSubject } from './console-actions.js';
 import { toCycle } from './cycle-rows.js';
 import { toOrder } from './order-rows.js';
 
 export interface OrderFilter {
   strategy?: string;
   status?: SettlementStatus;
+  origin?: OrderOrigin;
   from?: Date;
   until?: Date;
   /** Keyset paging: orders with a smaller id than this one (the last of the previous page). */
@@ -31,9 +33,26 @@ export interface SpendPoint {
   cost: Decimal;
 }
 
+/** What the alert conditions on the records count (src/console/firing-alerts.ts). */
+export interface AlertCounts {
+  /** Cycles unsure since at least the instant. */
+  unsureSince: number;
+  /** Orders of ours recorded with a discrepancy since the instant. */
+  discrepanciesSince: number;
+  /** Open orders flagged stuck since at least the instant. */
+  stuckSince: number;
+}
+
 export interface ConsoleReads {
   /** Cycles claimed since the instant, by state. */
   countByStateSince(since: Date): Promise<Map<CycleState, number>>;
+  alertCounts(bounds: {
+    unsureBefore: Date;
+    discrepancySince: Date;
+    stuckBefore: Date;
+  }): Promise<AlertCounts>;
+  /** Who acknowledged which of these external orders, and when (by the service's order id). */
+  acknowledgements(serviceOrderIds: readonly string[]): Promise<Map<string, { actor: string; at: Date }>>;
   /** The newest cycle of each strategy named. */
   lastCycles(strategies: readonly string[]): Promise<Map<string, Cycle>>;
   listOrders(filter: OrderFilter): Promise<OrderListed[]>;
@@ -50,6 +69,48 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
         .where(gte(cycles.claimedAt, since))
         .groupBy(cycles.state);
       return new Map(rows.map((row) => [row.state as CycleState, row.n]));
+    },
+
+    async alertCounts({ unsureBefore, discrepancySince, stuckBefore }) {
+      // Each walks an index: cycles_state_idx (state, updated_at) for the first two, since a discrepancy is
+      // only ever recorded with the move to placed, and orders_due_idx (open orders only) for the third.
+      const [unsure, discrepancies, stuck] = await Promise.all([
+        db
+          .select({ n: count() })
+          .from(cycles)
+          .where(and(eq(cycles.state, 'unsure'), lte(cycles.updatedAt, unsureBefore))),
+        db
+          .select({ n: count() })
+          .from(cycles)
+          .where(
+            and(
+              eq(cycles.state, 'placed'),
+              gte(cycles.updatedAt, discrepancySince),
+              isNotNull(cycles.discrepancy),
+            ),
+          ),
+        db
+          .select({ n: count() })
+          .from(orders)
+          .where(and(isNull(orders.settledAt), lte(orders.stuckFlaggedAt, stuckBefore))),
+      ]);
+      return {
+        unsureSince: unsure[0]?.n ?? 0,
+        discrepanciesSince: discrepancies[0]?.n ?? 0,
+        stuckSince: stuck[0]?.n ?? 0,
+      };
+    },
+
+    async acknowledgements(serviceOrderIds) {
+      if (serviceOrderIds.length === 0) return new Map();
+      const idOf = new Map(serviceOrderIds.map((id) => [orderSubject(id), id]));
+      const rows = await db
+        .select({ subject: auditLog.subject, actor: auditLog.actor, at: auditLog.at })
+        .from(auditLog)
+        .where(and(eq(auditLog.action, 'order.acknowledge'), inArray(auditLog.subject, [...idOf.keys()])));
+      return new Map(
+        rows.map((row) => [idOf.get(row.subject ?? '') ?? '', { actor: row.actor, at: row.at }]),
+      );
     },
 
     async lastCycles(names) {
@@ -72,7 +133,7 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
       return new Map(rows.map((row) => [row.strategy, toCycle(row)]));
     },
 
-    async listOrders({ strategy, status, from, until, beforeId, limit }) {
+    async listOrders({ strategy, status, origin, from, until, beforeId, limit }) {
       const rows = await db
         .select({ order: orders, strategy: cycles.strategy })
         .from(orders)
@@ -81,6 +142,13 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
           and(
             strategy === undefined ? undefined : eq(cycles.strategy, strategy),
             status === undefined ? undefined : eq(orders.status, status),
+            // External rows are exactly those without a cycle (a cycle that adopts one makes it its own),
+            // and orders_cycle_idx finds them without walking the orders of every cycle.
+            origin === undefined
+              ? undefined
+              : origin === 'external'
+                ? isNull(orders.cycleId)
+                : isNotNull(orders.cycleId),
             from === undefined ? undefined : gte(orders.serviceTimestamp, from),
             until === undefined ? undefined : lt(orders.serviceTimestamp, until),
             beforeId === undefined ? undefined : lt(orders.id, beforeId),

@@ -3,6 +3,7 @@ import type { DrizzleHandle } from '../connection.js';
 import { assertLegalTransition, isFinalState } from '../cycle-transitions.js';
 import { cycles } from '../schema.js';
 import type { ClaimSlotInput, Cycle, CyclePatch, CycleState } from '../types.js';
+import { type AuditEntry, appendAudit } from './audit.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
 import { createIntentCommit, type IntentDecision, type IntentMove, type IntentResult } from './intent.js';
 import { announcesMove, cycleMoved, NO_OUTBOX, type Outbox } from './notification-events.js';
@@ -14,8 +15,15 @@ export interface CyclesRepository {
   /**
    * Compare-and-set move `from → to`. Throws IllegalTransitionError (ILLEGAL_TRANSITION) for a move the
    * state machine forbids; returns null when the cycle is no longer in `from` (someone else moved it).
+   * `audit`: a person's decision, appended in the move's transaction when the move happened.
    */
-  transition(id: number, from: CycleState, to: CycleState, patch?: CyclePatch): Promise<Cycle | null>;
+  transition(
+    id: number,
+    from: CycleState,
+    to: CycleState,
+    patch?: CyclePatch,
+    options?: { audit?: AuditEntry },
+  ): Promise<Cycle | null>;
   /**
    * Commits the intent to order on a quote (intent.ts): records the quote and moves the cycle from
    * `claimed` (through `quoted`, atomically) or from `quoted` to `submitting`, or, when the decision taken
@@ -106,7 +114,7 @@ export function createCyclesRepository(
       return first(await insertClaim.execute({ strategy, slot, trigger, owner, now }));
     },
 
-    async transition(id, from, to, patch = {}) {
+    async transition(id, from, to, patch = {}, { audit } = {}) {
       assertLegalTransition(from, to);
       const now = clock();
       const move = (executor: Pick<DrizzleHandle, 'update'>) =>
@@ -122,11 +130,14 @@ export function createCyclesRepository(
           })
           .where(and(eq(cycles.id, id), eq(cycles.state, from)))
           .returning();
-      // A move that people are told about writes its message in the same transaction (the outbox).
-      if (!announcesMove(to, patch.reasonCode)) return first(await move(db));
+      // A move that people are told about writes its message in the same transaction (the outbox), and a
+      // move a person decided its audit row.
+      const announced = announcesMove(to, patch.reasonCode);
+      if (!announced && !audit) return first(await move(db));
       return db.transaction(async (tx) => {
         const rows = await move(tx);
-        if (rows[0]) await outbox.enqueue(tx, cycleMoved(rows[0]));
+        if (rows[0] && announced) await outbox.enqueue(tx, cycleMoved(rows[0]));
+        if (rows[0] && audit) await appendAudit(tx, audit, now);
         return first(rows);
       });
     },

@@ -5,7 +5,7 @@
  * replicas carries a key, so it is written once.
  */
 import { type Decimal, toDecimalText } from '../../money.js';
-import type { NotificationEvent } from '../../notify/event-types.js';
+import type { NotificationEvent, NotificationType } from '../../notify/event-types.js';
 import type { DrizzleExecutor } from '../connection.js';
 import type { cycles, orders } from '../schema.js';
 import type { ControlState, FigureDifference } from '../types.js';
@@ -16,10 +16,15 @@ type OrderRow = typeof orders.$inferSelect;
 /** What a repository needs of the outbox: writing in the caller's transaction. */
 export interface Outbox {
   enqueue(executor: DrizzleExecutor, events: readonly NotificationEvent[]): Promise<number>;
+  /**
+   * Whether messages of this type are written at all (a channel is routed to it): a fact nobody is told
+   * about needs no transaction around it for its message, and can be written in one statement.
+   */
+  announces(type: NotificationType): boolean;
 }
 
 /** An outbox that writes nothing: repositories built without notifications (tests, tools). */
-export const NO_OUTBOX: Outbox = { enqueue: async () => 0 };
+export const NO_OUTBOX: Outbox = { enqueue: async () => 0, announces: () => false };
 
 const BUDGET_REASONS = new Set(['budget_day_exceeded', 'budget_month_exceeded']);
 const GUARD_REASONS = new Set(['credit_available_below_min', 'credit_used_pct_above_max', 'cannot_withdraw']);

@@ -62,6 +62,8 @@ export interface NotificationsRepository {
    * many rows were written. An event with a `key` already written is left out.
    */
   enqueue(executor: DrizzleExecutor, events: readonly NotificationEvent[]): Promise<number>;
+  /** Whether messages of this type go to any channel. */
+  announces(type: NotificationType): boolean;
   /** enqueue() on the pool, for facts written by a single statement elsewhere. */
   enqueueNow(events: readonly NotificationEvent[]): Promise<number>;
   /**
@@ -130,6 +132,7 @@ export function createNotificationsRepository(
 
   return {
     enqueue,
+    announces: (type) => route(type).length > 0,
     enqueueNow: (events) => enqueue(db, events),
 
     async claimDue(limit, leaseMs, channels) {

@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
+import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { type DrizzleExecutor, type DrizzleHandle, encodedPlaceholder as encoded } from '../connection.js';
 import { assertLegalTransition } from '../cycle-transitions.js';
 import { cycles, orders, settlementEvents, strategies } from '../schema.js';
 import type {
@@ -33,7 +33,8 @@ export interface OrdersRepository {
   /**
    * recordPlaced and the cycle's move from `from` to `placed`, in one transaction. The order row is kept
    * even when the cycle was no longer in `from`; `cycle` is null then, and when the order belongs to
-   * another cycle (the caller decides).
+   * another cycle (the caller decides). `audit`: a person's decision, appended in the same transaction
+   * when the cycle moved.
    */
   recordPlacedWithCycle(
     cycleId: number,
@@ -67,6 +68,73 @@ export interface OrdersRepository {
 
 const p = sql.placeholder;
 
+/**
+ * An order the worker placed, recorded as ONE statement prepared once on the pool: the order row, its first
+ * history row and the cycle's move to `placed`, in data-modifying CTEs. As a transaction (begin, two
+ * inserts, an update, commit) it was five round trips and three query-builder renders on every cycle
+ * (bench/README.md, "Where the cycle's time goes"). The cycle moves only with a new order row; the answer is
+ * the order row with the moved cycle (null when it was no longer in `from`), or no row at all when the
+ * service's order id was already recorded (the conflict), which the caller resolves in a transaction.
+ */
+function recordPlacedStatement(db: DrizzleHandle) {
+  const insertOrder = db
+    .insert(orders)
+    .values({
+      serviceOrderId: p('serviceOrderId'),
+      cycleId: p('cycleId'),
+      origin: 'cycle',
+      quoteId: p('quoteId'),
+      symbol: p('symbol'),
+      amount: p('amount'),
+      price: p('price'),
+      side: p('side'),
+      serviceTimestamp: p('serviceTimestamp'),
+      status: p('status'),
+      createdAt: p('now'),
+      updatedAt: p('now'),
+      lastProgressAt: p('now'),
+      nextCheckAt: p('nextCheckAt'),
+      // Not a placeholder of its own: the column's encoder would be handed a null.
+      settledAt: sql`case when ${p('status')} = 'settled' then ${encoded(orders.settledAt, 'now')}::timestamptz end`,
+    })
+    .onConflictDoNothing({ target: orders.serviceOrderId })
+    .returning();
+  const placedOrder = db.$with('placed_order', getTableColumns(orders)).as(insertOrder.getSQL());
+  const firstEvent = db.$with('first_event', { id: settlementEvents.id }).as(
+    sql`insert into ${settlementEvents} (order_id, source, from_status, to_status, recorded_at)
+      select id, ${p('source')}, null, status, ${encoded(settlementEvents.recordedAt, 'now')} from ${placedOrder}
+      returning id`,
+  );
+  const moveCycle = db
+    .update(cycles)
+    .set({
+      state: 'placed',
+      serviceOrderId: encoded(cycles.serviceOrderId, 'serviceOrderId'),
+      reasonCode: encoded(cycles.reasonCode, 'reasonCode'),
+      errorCode: null,
+      errorMessage: null,
+      updatedAt: encoded(cycles.updatedAt, 'now'),
+      finishedAt: encoded(cycles.finishedAt, 'now'),
+      leaseOwner: null,
+      leaseUntil: null,
+    })
+    .where(
+      and(
+        eq(cycles.id, p('cycleId')),
+        eq(cycles.state, p('from')),
+        sql`exists (select 1 from ${placedOrder})`,
+      ),
+    )
+    .returning();
+  const movedCycle = db.$with('moved_cycle', getTableColumns(cycles)).as(moveCycle.getSQL());
+  return db
+    .with(placedOrder, firstEvent, movedCycle)
+    .select()
+    .from(placedOrder)
+    .leftJoin(movedCycle, sql`true`)
+    .prepare('orders_record_placed');
+}
+
 export function createOrdersRepository(
   db: DrizzleHandle,
   clock: () => Date,
@@ -96,6 +164,7 @@ export function createOrdersRepository(
     .from(orders)
     .where(eq(orders.serviceOrderId, p('serviceOrderId')))
     .prepare('orders_get_by_service_id');
+  const placeOnPool = recordPlacedStatement(db);
 
   const first = (rows: OrderRow[]) => (rows[0] ? toOrder(rows[0]) : null);
 
@@ -166,8 +235,31 @@ export function createOrdersRepository(
   return {
     recordPlaced: (cycleId, order, options = {}) =>
       record(cycleId, 'cycle', order, options.nextCheckAt, options.source),
-    recordPlacedWithCycle(cycleId, order, move, options = {}) {
+    async recordPlacedWithCycle(cycleId, order, move, options = {}) {
       assertLegalTransition(move.from, 'placed');
+      // The usual case in one statement. A discrepancy (flag and halt), a message or an audit row to write
+      // with the fact, or an order already recorded (adopt or read it) take the transaction below.
+      if (!move.discrepancy?.length && !outbox.announces('order_placed') && !options.audit) {
+        const now = clock();
+        const status = order.status ?? 'pending';
+        const [row] = await placeOnPool.execute({
+          ...order,
+          serviceOrderId: order.id,
+          serviceTimestamp: order.timestamp,
+          quoteId: order.quoteId ?? null,
+          cycleId,
+          status,
+          now,
+          nextCheckAt: options.nextCheckAt ?? now,
+          source: options.source ?? 'create',
+          from: move.from,
+          reasonCode: move.reasonCode,
+        });
+        if (row) {
+          const cycle = row.moved_cycle ? toCycle(row.moved_cycle) : null;
+          return { order: toOrder(row.placed_order), cycle };
+        }
+      }
       return db.transaction(async (tx) => {
         const now = clock();
         const recorded = await insertOrAdopt(
