@@ -5,7 +5,7 @@
  */
 import { html } from 'hono/html';
 import { createApprovalControl } from '../control/index.js';
-import type { Cycle, Envelope, ParkedCycle } from '../db/index.js';
+import type { Cycle, Database, Envelope, ParkedCycle } from '../db/index.js';
 import { formatDuration } from '../strategy/index.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
@@ -80,6 +80,13 @@ ${
 <button type="submit">Add envelope</button></form>`
     : ''
 }`;
+}
+
+/** The Attention page's pointer to the parked cycles, when there are any. */
+export async function waitingApprovalsNote(database: Database): Promise<Html | string> {
+  const parked = await database.approvals.listParked();
+  if (parked.length === 0) return '';
+  return html`<p class="banner">${parked.length} cycle(s) wait for approval: <a href="/approvals">Approvals</a>.</p>`;
 }
 
 type EnvelopeState = 'revoked' | 'pending' | 'expired' | 'scheduled' | 'active';

@@ -238,6 +238,10 @@ describe('console approvals', () => {
     const overview = await clients.get('viewer')!.get('/');
     const parked = (await control.listParked()).length;
     expect(overview.body).toContain(`<div class="card"><b>${parked}</b>parked</div>`);
+    const attention = await clients.get('operator')!.get('/attention');
+    expect(attention.body).toContain(
+      `${parked} cycle(s) wait for approval: <a href="/approvals">Approvals</a>`,
+    );
   });
 
   it('renders an injected rejection reason as text, and the envelope a cycle was charged to', async () => {
