@@ -1,7 +1,8 @@
 /**
  * Everything a person can change from the console, as one table: the path it posts to, the permission it
- * needs, and the audited store call it makes. The server checks the session, the permission and the CSRF
- * token before any of them runs; the HTTP tests walk this table for every role.
+ * needs, and the audited store call it makes (four-eyes control's actions are a table of the same shape in
+ * approval-actions.ts). The server checks the session, the permission and the CSRF token before any of them
+ * runs; the HTTP tests walk these tables for every role.
  */
 
 import { PERSON_NAME } from '../control/index.js';

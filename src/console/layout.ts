@@ -21,6 +21,7 @@ const NAV: { href: string; label: string; admin?: boolean }[] = [
   { href: '/strategies', label: 'Strategies' },
   { href: '/orders', label: 'Orders' },
   { href: '/attention', label: 'Attention' },
+  { href: '/approvals', label: 'Approvals' },
   { href: '/audit', label: 'Audit log', admin: true },
   { href: '/users', label: 'Users', admin: true },
 ];

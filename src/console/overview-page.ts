@@ -13,7 +13,9 @@ import { actionButton, type Html, instant, money, table } from './layout.js';
 import { allows } from './permissions.js';
 import { spendOf, viewOf } from './strategy-config.js';
 
-const COUNTED: CycleState[] = ['placed', 'skipped', 'failed', 'unsure'];
+const COUNTED: CycleState[] = ['placed', 'skipped', 'failed', 'unsure', 'awaiting_approval'];
+/** A parked cycle is `awaiting_approval` in the database and "parked" to the people it waits for. */
+const LABELS: Partial<Record<CycleState, string>> = { awaiting_approval: 'parked' };
 const DAY_MS = 86_400_000;
 
 export async function overviewPage(context: ConsoleContext, request: PageRequest): Promise<Html> {
@@ -51,7 +53,7 @@ export async function liveOverview(context: ConsoleContext, { session }: PageReq
 <h2>Alerts that fire now</h2>
 ${alertsPanel(alerts)}
 <h2>Last 24 hours</h2>
-<div class="cards">${COUNTED.map((state) => html`<div class="card"><b>${counts.get(state) ?? 0}</b>${state}</div>`)}</div>
+<div class="cards">${COUNTED.map((state) => html`<div class="card"><b>${counts.get(state) ?? 0}</b>${LABELS[state] ?? state}</div>`)}</div>
 <h2>Spend against budget</h2>
 ${table(
   ['Strategy', 'Today', 'Budget / day', '', 'This month', 'Budget / month', ''],

@@ -1,16 +1,19 @@
 /**
- * Who may do what in the console, enforced on the server for every request. Approvers see everything and
- * will act on the approval queue (a later issue); they do not operate the worker: segregation of duties.
+ * Who may do what in the console, enforced on the server for every request. Approvers see everything and act
+ * on four-eyes control (approve or reject parked cycles; add, approve and revoke envelopes); they do not
+ * operate the worker, and operators do not approve: segregation of duties. An admin may do everything. Who
+ * may not approve their own request (an envelope's creator, the same person twice) is the approval domain's
+ * rule (src/control), not a role's.
  */
 import type { Role } from '../db/index.js';
 
-export type Permission = 'read' | 'operate' | 'administer';
+export type Permission = 'read' | 'operate' | 'approve' | 'administer';
 
 const GRANTS: Record<Role, readonly Permission[]> = {
   viewer: ['read'],
   operator: ['read', 'operate'],
-  approver: ['read'],
-  admin: ['read', 'operate', 'administer'],
+  approver: ['read', 'approve'],
+  admin: ['read', 'operate', 'approve', 'administer'],
 };
 
 export function allows(role: Role, permission: Permission): boolean {

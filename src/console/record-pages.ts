@@ -6,6 +6,7 @@
 import { html } from 'hono/html';
 import { type ConsoleSession, type Cycle, SETTLEMENT_STATUSES, type SettlementStatus } from '../db/index.js';
 import { ConsoleInputError } from './actions.js';
+import { cycleApprovalSection, waitingApprovalsNote } from './approval-pages.js';
 import { cumulativeSpendChart, priceChart } from './charts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
@@ -73,14 +74,15 @@ function traceTable(trace: unknown): Html {
   );
 }
 
-export async function cyclePage(
-  { database }: ConsoleContext,
-  _request: PageRequest,
-  id: number,
-): Promise<Html> {
+export async function cyclePage(context: ConsoleContext, _request: PageRequest, id: number): Promise<Html> {
+  const { database } = context;
   const cycle = await database.cycles.get(id);
   if (!cycle) throw new PageNotFound(`no cycle with id ${id}`);
-  const [quotes, order] = await Promise.all([database.quotes.forCycle(id), database.orders.forCycle(id)]);
+  const [quotes, order, approval] = await Promise.all([
+    database.quotes.forCycle(id),
+    database.orders.forCycle(id),
+    cycleApprovalSection(context, cycle),
+  ]);
   const history = order ? await database.orders.history(order.id) : [];
   return html`<p>${cycle.strategy}, slot ${instant(cycle.slot)} (${cycle.trigger}): ${stateBadge(cycle.state)} ${cycle.reasonCode ?? ''}
 ${cycle.errorCode ? html`<br>error ${cycle.errorCode}: ${cycle.errorMessage ?? ''}` : ''}</p>
@@ -93,6 +95,7 @@ ${cycle.errorCode ? html`<br>error ${cycle.errorCode}: ${cycle.errorMessage ?? '
 </tbody></table>
 <h2>Decision trace</h2>
 ${traceTable(cycle.trace)}
+${approval}
 ${
   cycle.discrepancy
     ? html`<h2>Discrepancy</h2>${table(
@@ -233,7 +236,8 @@ export async function attentionPage(
   { database, store }: ConsoleContext,
   { session }: PageRequest,
 ): Promise<Html> {
-  const [unsure, halted, flagged, external] = await Promise.all([
+  const [waiting, unsure, halted, flagged, external] = await Promise.all([
+    waitingApprovalsNote(database),
     database.cycles.listByState('unsure', 200),
     database.strategies.listHalted(),
     database.cycles.listWithDiscrepancy(100),
@@ -248,7 +252,7 @@ export async function attentionPage(
     return html`<form method="post" action="/orders/${encodeURIComponent(serviceOrderId)}/acknowledge" class="inline">${csrfField(session)}<input type="hidden" name="back" value="/attention">
 <input name="note" maxlength="500" size="18" placeholder="whose order (optional)" aria-label="note on order ${serviceOrderId}"><button type="submit">Acknowledge</button></form>`;
   };
-  return html`<h2>Unsure cycles</h2>
+  return html`${waiting}<h2>Unsure cycles</h2>
 <p>The worker could not tell whether these orders were placed. If the service has the cycle's order (an
 external order below, or one named in its strategy's halt reason), adopt it by the service's order id: it is
 read from the service and recorded as this cycle's. If you checked that the service has none, declare it not

@@ -12,11 +12,13 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
 import { PurchaseApiError } from '../api/index.js';
-import { ConsoleActionError, PeopleError } from '../db/index.js';
+import { ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
 import { sendOrderExport } from '../reports/index.js';
 import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
 import { auditPage, loginPage, usersPage } from './admin-pages.js';
+import { APPROVAL_ACTIONS } from './approval-actions.js';
+import { approvalsPage } from './approval-pages.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { CONSOLE_CSS, type Html, page } from './layout.js';
 import { overviewPage } from './overview-page.js';
@@ -77,6 +79,7 @@ const PAGES: {
   },
   { path: '/orders', title: 'Orders', permission: 'read', render: ordersPage },
   { path: '/attention', title: 'Attention', permission: 'read', render: attentionPage },
+  { path: '/approvals', title: 'Approvals', permission: 'read', render: approvalsPage },
   { path: '/audit', title: 'Audit log', permission: 'administer', render: auditPage },
   { path: '/users', title: 'Users', permission: 'administer', render: usersPage },
 ];
@@ -211,7 +214,7 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       return reply.redirect('/login', 303);
     });
 
-    for (const action of CONSOLE_ACTIONS) {
+    for (const action of [...CONSOLE_ACTIONS, ...APPROVAL_ACTIONS]) {
       scope.post(action.path, async (request, reply) => {
         const session = requirePermission(request, action.permission);
         requireCsrf(request, session);
@@ -261,6 +264,7 @@ async function renderError(
     );
   }
   if (error instanceof ConsoleInputError) return show(400, error.message);
+  if (error instanceof ApprovalError) return show(APPROVAL_REFUSAL_STATUS[error.code] ?? 409, error.message);
   const status = (error as { statusCode?: unknown }).statusCode;
   if (status === 429) return show(429, 'Too many login attempts from this address: wait a minute.');
   if (typeof status === 'number' && status >= 400 && status < 500)
@@ -268,6 +272,15 @@ async function renderError(
   context.logger.error({ err: error, url: request.routeOptions.url }, 'console request failed');
   return show(500, 'Something went wrong on the server; the worker log has the details.');
 }
+
+/** The domain's refusals of an approval: what was not found, what was malformed; the rest is a conflict. */
+const APPROVAL_REFUSAL_STATUS: Partial<Record<ApprovalError['code'], number>> = {
+  CYCLE_NOT_FOUND: 404,
+  ENVELOPE_NOT_FOUND: 404,
+  STRATEGY_NOT_FOUND: 400,
+  PERSON_INVALID: 400,
+  INVALID_REQUEST: 400,
+};
 
 const errorBody = (message: string): Html =>
   html`<p class="error">${message}</p><p><a href="/">Back to the overview</a></p>`;

@@ -36,6 +36,7 @@ export {
   type ApprovalErrorCode,
   type ApprovalsRepository,
   type ClaimedApproval,
+  type CycleApproval,
   type CycleApprovalResult,
   type Envelope,
   type EnvelopeInput,

@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -15,36 +13,9 @@ import { createLogger } from '../../src/observability/logger.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { runCommand, writeWorkerFiles } from '../support/worker-process.js';
+import { chromiumFor, LAUNCH_ARGS } from './chromium.js';
 
-/** The system's Chromium: CHROMIUM_PATH, or `chromium` / `chromium-browser` on PATH. */
-function findChromium(): string | undefined {
-  if (process.env.CHROMIUM_PATH)
-    return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : undefined;
-  for (const folder of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (existsSync(join(folder, name))) return join(folder, name);
-    }
-  }
-  return undefined;
-}
-
-const CHROMIUM = findChromium();
-if (!CHROMIUM) {
-  process.stderr.write(
-    '\n!!! browser.test.ts: the web console browser tests SKIPPED, no Chromium (apt-get install -y chromium, or set CHROMIUM_PATH)\n\n',
-  );
-}
-
-const LAUNCH_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+const CHROMIUM = chromiumFor('browser.test.ts');
 const PASSWORD = 'correct horse battery staple';
 const NAME = 'browser-dca';
 const INJECTED = '<img src=x onerror="window.injected=1">evil';

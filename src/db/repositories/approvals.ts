@@ -84,6 +84,22 @@ export interface Envelope extends EnvelopeInput {
   room: Decimal;
 }
 
+/** A cycle's approval record, open or decided: what it waited for and what people did about it. */
+export interface CycleApproval {
+  approversRequired: number;
+  parkedAt: Date;
+  expiresAt: Date;
+  parkedPrice: Decimal;
+  defaultMaxPrice: Decimal;
+  approvedMaxPrice: Decimal | null;
+  decision: 'approved' | 'rejected' | 'expired' | null;
+  decidedAt: Date | null;
+  decidedBy: string | null;
+  reason: string | null;
+  /** Each approval given, oldest first, with the maximum price its person named. */
+  approvals: { person: string; at: Date; maxPrice: Decimal | null }[];
+}
+
 /** An approved cycle a replica just claimed back to run, with the approved maximum price. */
 export interface ClaimedApproval {
   cycle: Cycle;
@@ -108,6 +124,8 @@ export interface ApprovalsRepository {
   approveEnvelope(id: number, person: string): Promise<Envelope>;
   revokeEnvelope(id: number, person: string): Promise<Envelope>;
   listEnvelopes(): Promise<Envelope[]>;
+  /** The cycle's approval record, or null when it never needed a person. */
+  forCycle(cycleId: number): Promise<CycleApproval | null>;
 }
 
 type RequestRow = typeof approvalRequests.$inferSelect;
@@ -450,6 +468,30 @@ export function createApprovalsRepository(
       return rows.map((row) =>
         toEnvelope(row, spent.get(row.id) ?? new Decimal(0), approvers.get(row.id) ?? []),
       );
+    },
+
+    async forCycle(cycleId) {
+      const [request] = await db.select().from(approvalRequests).where(eq(approvalRequests.cycleId, cycleId));
+      if (!request) return null;
+      const given = await db
+        .select({ person: approvals.person, at: approvals.at, maxPrice: approvals.maxPrice })
+        .from(approvals)
+        .where(and(eq(approvals.subjectKind, 'cycle'), eq(approvals.subjectId, cycleId)))
+        .orderBy(asc(approvals.id));
+      return {
+        approversRequired: request.approversRequired,
+        parkedAt: request.parkedAt,
+        expiresAt: request.expiresAt,
+        parkedPrice: request.parkedPrice,
+        defaultMaxPrice: request.defaultMaxPrice,
+        approvedMaxPrice: request.approvedMaxPrice,
+        // The table's check constraint holds it to these three.
+        decision: request.decision as CycleApproval['decision'],
+        decidedAt: request.decidedAt,
+        decidedBy: request.decidedBy,
+        reason: request.reason,
+        approvals: given,
+      };
     },
   };
 }
