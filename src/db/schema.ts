@@ -90,6 +90,11 @@ export const cycles = pgTable(
     index('cycles_quote_id_idx').on(table.quoteId),
     // The room left in an envelope: the cost of the cycles charged to it.
     index('cycles_envelope_idx').on(table.envelopeId).where(sql`${table.envelopeId} is not null`),
+    // The discrepancies that status and the console's Attention page list, newest first: a handful among
+    // every cycle ever run (a full scan took 73 ms with 100,000 cycles).
+    index('cycles_discrepancy_idx')
+      .on(table.updatedAt, table.id)
+      .where(sql`${table.discrepancy} is not null`),
     check('cycles_trigger_check', sql`${table.trigger} in ('schedule', 'once', 'missed')`),
     check(
       'cycles_state_check',

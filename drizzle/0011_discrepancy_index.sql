@@ -1,0 +1,1 @@
+CREATE INDEX "cycles_discrepancy_idx" ON "cycles" USING btree ("updated_at","id") WHERE "cycles"."discrepancy" is not null;
