@@ -71,7 +71,7 @@ try {
       kind: knobs.memoryKind,
     }),
   );
-  await section('export', () => runExportSection(database.url, knobs.exportOrders));
+  await section('export', () => runExportSection(knobs.exportOrders));
   await section('backtest', () => runBacktestSection(knobs.backtestRows));
   await section('console', () => runConsoleSection(database.url, knobs.consoleCycles));
 } finally {

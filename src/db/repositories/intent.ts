@@ -18,8 +18,8 @@ import { advisoryLockKey } from '../advisory-key.js';
 import { type DrizzleExecutor, type DrizzleHandle, decodeRow, rowsOf } from '../connection.js';
 import { assertLegalTransition, MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
 import { approvalRequests, cycles, envelopes, quotes } from '../schema.js';
-import type { Cycle, JsonValue, QuoteInput } from '../types.js';
-import { patchColumns, toCycle } from './cycle-rows.js';
+import type { Cycle, CyclePatch, JsonValue, QuoteInput } from '../types.js';
+import { type CycleRow, patchColumns, toCycle } from './cycle-rows.js';
 import { approvalNeeded, NO_OUTBOX, type Outbox } from './notification-events.js';
 import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
 
@@ -202,24 +202,33 @@ async function skipWithQuote(
   move: IntentMove,
   verdict: Extract<IntentVerdict, { action: 'skip' }>,
 ): Promise<Cycle | null> {
+  const row = await stopWithQuote(tx, move, verdict, { state: 'skipped', updatedAt: now, finishedAt: now });
+  return row ? toCycle(row) : null;
+}
+
+/**
+ * A cycle that stops before any order, skipped or parked: its quote kept for the audit trail, then the
+ * cycle moved with the decision, if it is still where the move starts.
+ */
+async function stopWithQuote(
+  tx: DrizzleExecutor,
+  move: IntentMove,
+  decision: Pick<CyclePatch, 'reasonCode' | 'trace' | 'balanceSnapshotId'>,
+  set: Partial<CycleRow>,
+): Promise<CycleRow | undefined> {
   const { id, from, quote } = move;
   const [stored] = await tx
     .insert(quotes)
     .values({ ...quote, cycleId: id })
     .returning({ id: quotes.id });
   if (!stored) throw new Error('insert into quotes returned no row');
-  const columns = patchColumns({
-    quote: { ...quote, id: stored.id, cycleId: id },
-    reasonCode: verdict.reasonCode,
-    trace: verdict.trace,
-    balanceSnapshotId: verdict.balanceSnapshotId,
-  });
+  const columns = patchColumns({ ...decision, quote: { ...quote, id: stored.id, cycleId: id } });
   const [row] = await tx
     .update(cycles)
-    .set({ ...columns, state: 'skipped', updatedAt: now, finishedAt: now })
+    .set({ ...columns, ...set })
     .where(and(eq(cycles.id, id), eq(cycles.state, from)))
     .returning();
-  return row ? toCycle(row) : null;
+  return row;
 }
 
 /**
@@ -269,23 +278,17 @@ async function park(
   verdict: Extract<IntentVerdict, { action: 'park' }>,
   outbox: Outbox,
 ): Promise<Cycle | null> {
-  const { id, from, quote } = move;
-  const [stored] = await tx
-    .insert(quotes)
-    .values({ ...quote, cycleId: id })
-    .returning({ id: quotes.id });
-  if (!stored) throw new Error('insert into quotes returned no row');
-  const columns = patchColumns({
-    quote: { ...quote, id: stored.id, cycleId: id },
-    reasonCode: 'approval_required',
-    trace: verdict.approval.trace,
-    balanceSnapshotId: verdict.patch.balanceSnapshotId,
-  });
-  const [row] = await tx
-    .update(cycles)
-    .set({ ...columns, state: 'awaiting_approval', updatedAt: now })
-    .where(and(eq(cycles.id, id), eq(cycles.state, from)))
-    .returning();
+  const { id, quote } = move;
+  const row = await stopWithQuote(
+    tx,
+    move,
+    {
+      reasonCode: 'approval_required',
+      trace: verdict.approval.trace,
+      balanceSnapshotId: verdict.patch.balanceSnapshotId,
+    },
+    { state: 'awaiting_approval', updatedAt: now },
+  );
   if (!row) return null;
   const { approversRequired, expiresAt, defaultMaxPrice } = verdict.approval;
   await tx.insert(approvalRequests).values({
