@@ -64,8 +64,8 @@ const DEFAULT_SLOW_MS = 6_000;
  */
 export class FaultInjector {
   private config: FaultConfig = {};
-  /** Requests seen in the current second, per rate-limited scope ('*' or a route). */
-  private readonly windows = new Map<string, { second: number; count: number }>();
+  /** When the requests accepted in the last second arrived, oldest first, per rate-limited scope ('*' or a route). */
+  private readonly accepted = new Map<string, number[]>();
 
   constructor(
     private readonly rng: Rng,
@@ -102,18 +102,25 @@ export class FaultInjector {
     };
   }
 
-  /** Counts the request in its second; past the limit, the Retry-After to answer with. */
+  /**
+   * Past the limit of requests in the second before this one, the Retry-After to answer with. A sliding
+   * second rather than the calendar one, so two requests a few milliseconds apart always share it; a refused
+   * request takes no room.
+   */
   private overRate(scope: string, faults: RouteFaults): string | null {
     if (faults.rateLimit === undefined) return null;
-    const second = Math.floor(this.now() / 1000);
-    const window = this.windows.get(scope);
-    const current = window && window.second === second ? window : { second, count: 0 };
-    current.count++;
-    this.windows.set(scope, current);
-    if (current.count <= faults.rateLimit) return null;
+    const now = this.now();
+    const times = this.accepted.get(scope) ?? [];
+    while (times.length > 0 && times[0]! <= now - 1000) times.shift();
+    this.accepted.set(scope, times);
+    if (times.length < faults.rateLimit) {
+      times.push(now);
+      return null;
+    }
     const seconds = faults.retryAfterSeconds ?? 1;
+    // An HTTP date has whole seconds: rounded up, so that it is never sooner than the seconds asked.
     return faults.retryAfter === 'date'
-      ? new Date((second + 1 + seconds) * 1000).toUTCString()
+      ? new Date(Math.ceil((now + seconds * 1000) / 1000) * 1000).toUTCString()
       : String(seconds);
   }
 
