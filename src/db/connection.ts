@@ -3,7 +3,7 @@
  * in WebAssembly, one connection) embedded in the process (pglite-connection.ts). Repositories only see
  * the drizzle handle, so the same statements run on both.
  */
-import { type AnyColumn, getTableColumns, type SQL, sql, type Table } from 'drizzle-orm';
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -121,20 +121,6 @@ export function rowsOf(result: unknown): Record<string, unknown>[] {
     return result.rows;
   }
   throw new TypeError('the driver answered a statement with neither rows nor an array of them');
-}
-
-/**
- * A row of `table` answered by `executor.execute(sql… returning *)`, decoded as the query builder decodes
- * it (each column's own decoder: money as Decimal, instants as Date). Both drivers hand `execute` the same
- * driver values as the builder's statements, so the two decode alike.
- */
-export function decodeRow<T extends Table>(table: T, raw: Record<string, unknown>): T['$inferSelect'] {
-  const row: Record<string, unknown> = {};
-  for (const [key, column] of Object.entries(getTableColumns(table))) {
-    const value = raw[column.name];
-    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
-  }
-  return row as T['$inferSelect'];
 }
 
 /** host:port/database, without user or password, for messages. */

@@ -7,7 +7,12 @@ import { type AuditEntry, appendAudit } from './audit.js';
 import { patchColumns, toCycle } from './cycle-rows.js';
 import { createIntentCommit, type IntentDecision, type IntentMove, type IntentResult } from './intent.js';
 import { announcesMove, cycleMoved, NO_OUTBOX, type Outbox } from './notification-events.js';
-import { type FiguresQuery, readSpendFigures, type SpendFigures } from './spend-figures.js';
+import {
+  type FiguresQuery,
+  readSpendFigures,
+  type SpendFigures,
+  spendFiguresStatement,
+} from './spend-figures.js';
 
 export interface CyclesRepository {
   /** Claims a strategy slot for this replica; null when it was already claimed (by anyone, ever). */
@@ -75,6 +80,7 @@ export function createCyclesRepository(
     .prepare('cycles_claim_slot');
 
   const commitIntent = createIntentCommit(db, clock, outbox);
+  const figures = spendFiguresStatement(db);
 
   const selectById = db
     .select()
@@ -230,7 +236,7 @@ export function createCyclesRepository(
     },
 
     spendFigures(query) {
-      return readSpendFigures(db, query);
+      return readSpendFigures(figures, query);
     },
   };
 }

@@ -12,16 +12,22 @@
  * active envelope it fits (the envelope rows locked FOR UPDATE, so that a revoke and a charge, or two charges
  * of the last room, never interleave), or, when none fits, parked for people with its quote.
  */
-import { type AnyColumn, and, eq, type SQL, sql } from 'drizzle-orm';
+import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
-import { type DrizzleExecutor, type DrizzleHandle, decodeRow, rowsOf } from '../connection.js';
+import {
+  type DrizzleExecutor,
+  type DrizzleHandle,
+  encodedPlaceholder as encoded,
+  rowsOf,
+} from '../connection.js';
 import { assertLegalTransition, MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
 import { approvalRequests, cycles, envelopes, quotes } from '../schema.js';
 import type { Cycle, CyclePatch, JsonValue, QuoteInput } from '../types.js';
 import { type CycleRow, patchColumns, toCycle } from './cycle-rows.js';
 import { approvalNeeded, NO_OUTBOX, type Outbox } from './notification-events.js';
-import { type Period, readSpendFigures, type SpendFigures } from './spend-figures.js';
+import { quotePlaceholders } from './quotes.js';
+import { type Period, readSpendFigures, type SpendFigures, spendFiguresStatement } from './spend-figures.js';
 
 /** What the decision adds to the intent: every rule's result and the balance it saw. */
 export interface IntentPatch {
@@ -97,76 +103,103 @@ export function lockKeyOfIntent(strategy: string): string {
 /** Credit guards judge one account: their intents are serialized across strategies and replicas. */
 const CREDIT_ACCOUNT_LOCK_KEY = advisoryLockKey('intent:credit-account');
 
+const p = sql.placeholder;
+
 /**
- * The intent as ONE statement: the quote row and the move to `submitting`, in a CTE. A `sql` template
- * through `execute`, on the pool or on the recheck's transaction alike: the query builder's version cost
- * about 1 ms of CPU per cycle to build and render on the loaded bench machine inside the transaction (a
- * prepared builder statement is bound to the pool), more than any other statement of the cycle
- * (bench/README.md, "Where the cycle's time goes"). Values go through their columns' encoders.
+ * The intent as ONE statement: the quote row and the move to `submitting`, in a CTE. Prepared, on the pool
+ * once per repository and on the recheck's transaction each time (a prepared query is bound to the handle
+ * that built it): unprepared, postgres.js would spend a round trip describing it before binding it, inside the
+ * quote's window (spend-figures.ts says why, bench/README.md "Round trips per cycle" gives the figures).
  */
-function submitStatement(move: IntentMove, patch: IntentPatch, now: Date, envelopeId: number | null): SQL {
-  const { id, from, quote } = move;
-  const v = (value: unknown, column: AnyColumn) => sql.param(value, column);
-  return sql`with intent_quote as (
-      insert into ${quotes} (cycle_id, quote_id, symbol, amount, price, total_cost, total_filled, expires_in,
-        requested_at, received_at, deadline_at)
-      values (${id}, ${quote.quoteId}, ${quote.symbol}, ${v(quote.amount, quotes.amount)},
-        ${v(quote.price, quotes.price)}, ${v(quote.totalCost, quotes.totalCost)},
-        ${v(quote.totalFilled, quotes.totalFilled)}, ${quote.expiresIn}, ${v(quote.requestedAt, quotes.requestedAt)},
-        ${v(quote.receivedAt, quotes.receivedAt)}, ${v(quote.deadlineAt, quotes.deadlineAt)})
-      returning id)
-    update ${cycles} set state = 'submitting', quote_record_id = (select id from intent_quote),
-      quote_id = ${quote.quoteId}, amount = ${v(quote.amount, cycles.amount)}, price = ${v(quote.price, cycles.price)},
-      total_cost = ${v(quote.totalCost, cycles.totalCost)}, trace = ${v(patch.trace, cycles.trace)},
-      balance_snapshot_id = ${patch.balanceSnapshotId}, envelope_id = ${envelopeId}, reason_code = null, error_code = null,
-      error_message = null, attempts = attempts + 1, submitted_at = ${v(now, cycles.submittedAt)},
-      updated_at = ${v(now, cycles.updatedAt)}
-    where id = ${id} and state = ${from}
-    returning *`;
+function submitStatement(executor: DrizzleExecutor) {
+  const insertQuote = executor.insert(quotes).values(quotePlaceholders('id')).returning({ id: quotes.id });
+  const intentQuote = executor.$with('intent_quote', { id: quotes.id }).as(insertQuote.getSQL());
+  return executor
+    .with(intentQuote)
+    .update(cycles)
+    .set({
+      state: 'submitting',
+      quoteRecordId: sql`(select id from ${intentQuote})`,
+      quoteId: encoded(cycles.quoteId, 'quoteId'),
+      amount: encoded(cycles.amount, 'amount'),
+      price: encoded(cycles.price, 'price'),
+      totalCost: encoded(cycles.totalCost, 'totalCost'),
+      trace: encoded(cycles.trace, 'trace'),
+      balanceSnapshotId: encoded(cycles.balanceSnapshotId, 'balanceSnapshotId'),
+      envelopeId: encoded(cycles.envelopeId, 'envelopeId'),
+      reasonCode: null,
+      errorCode: null,
+      errorMessage: null,
+      attempts: sql`${cycles.attempts} + 1`,
+      submittedAt: encoded(cycles.submittedAt, 'now'),
+      updatedAt: encoded(cycles.updatedAt, 'now'),
+    })
+    .where(and(eq(cycles.id, p('id')), eq(cycles.state, p('from'))))
+    .returning()
+    .prepare('intent_submit');
 }
 
 async function submit(
-  executor: DrizzleExecutor,
+  statement: ReturnType<typeof submitStatement>,
   move: IntentMove,
   patch: IntentPatch,
   now: Date,
   envelopeId: number | null = null,
 ) {
-  const [raw] = rowsOf(await executor.execute(submitStatement(move, patch, now, envelopeId)));
-  return raw ? toCycle(decodeRow(cycles, raw)) : null;
+  const [row] = await statement.execute({
+    ...move.quote,
+    id: move.id,
+    from: move.from,
+    trace: patch.trace,
+    balanceSnapshotId: patch.balanceSnapshotId,
+    envelopeId,
+    now,
+  });
+  return row ? toCycle(row) : null;
+}
+
+/**
+ * Bounds the statements after it (the re-read and the commit) and, through lock_timeout, the lock wait
+ * itself, so that a transaction the caller gave up on ends by itself instead of committing an intent later.
+ * 0 would mean "no limit". One statement, its select list evaluated left to right: a statement_timeout set
+ * by a statement bounds only the statements after it, where lock_timeout is read when a lock wait begins.
+ * The account's lock first, then the strategy's: one order everywhere, so two commits never deadlock.
+ *
+ * Integers written into the text, without parameters: postgres.js parses, binds and runs a statement without
+ * parameters in one exchange, where an unprepared one with parameters takes two, and a prepared one would
+ * need a statement per timeout. Both kinds of value are integers by construction (a millisecond count, a
+ * signed 64-bit key), checked again by BigInt, which accepts nothing else.
+ */
+function lockStatement(timeoutMs: number, keys: readonly string[]): SQL {
+  const integer = (value: string | number) => sql.raw(BigInt(value).toString());
+  const timeout = sql.raw(`'${BigInt(Math.max(1, Math.ceil(timeoutMs)))}'`);
+  const locks = sql.join(
+    keys.map((key) => sql`pg_advisory_xact_lock(${integer(key)}::bigint)`),
+    sql`, `,
+  );
+  return sql`select set_config('statement_timeout', ${timeout}, true), set_config('lock_timeout', ${timeout}, true), ${locks}`;
 }
 
 export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox: Outbox = NO_OUTBOX) {
+  const submitOnPool = submitStatement(db);
   return async function commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult> {
     assertLegalTransition(move.from, 'submitting');
     if ('stands' in decision) {
-      return { action: 'commit', cycle: await submit(db, move, decision.stands, clock()) };
+      return { action: 'commit', cycle: await submit(submitOnPool, move, decision.stands, clock()) };
     }
     const guard = decision.recheck;
     // Every statement below runs on `tx`: on PGlite the transaction holds the only connection, and a
     // statement sent to the pool meanwhile would wait for it forever.
     return db.transaction(async (tx) => {
       const now = clock();
-      // Bounds the statements after the locks (the re-read and the commit) and, through lock_timeout, the
-      // lock wait itself, so that a transaction the caller gave up on ends by itself instead of committing
-      // an intent later. 0 would mean "no limit". One statement, its select list evaluated left to right:
-      // a statement_timeout set by a statement bounds only the statements after it, where lock_timeout is
-      // read when a lock wait begins. The account's lock first, then the strategy's: one order everywhere,
-      // so two commits never deadlock. The locks cannot join the re-read: that statement's snapshot would
-      // predate their grant and miss an intent committed while it waited.
-      const timeout = String(Math.max(1, Math.ceil(guard.timeoutMs)));
+      // The locks cannot join the re-read: that statement's snapshot would predate their grant and miss an
+      // intent committed while it waited.
       const keys = [
         ...(guard.balanceReadAt ? [CREDIT_ACCOUNT_LOCK_KEY] : []),
         lockKeyOfIntent(guard.strategy),
       ];
-      const locks = sql.join(
-        keys.map((key) => sql`pg_advisory_xact_lock(${key}::bigint)`),
-        sql`, `,
-      );
-      await tx.execute(
-        sql`select set_config('statement_timeout', ${timeout}, true), set_config('lock_timeout', ${timeout}, true), ${locks}`,
-      );
-      const figures = await readSpendFigures(tx, {
+      await tx.execute(lockStatement(guard.timeoutMs, keys));
+      const figures = await readSpendFigures(spendFiguresStatement(tx), {
         strategy: guard.strategy,
         periods: guard.periodsAt(now),
         ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
@@ -185,7 +218,7 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox:
         }
       }
       if (verdict.action === 'commit') {
-        const cycle = await submit(tx, move, verdict.patch, now, envelopeId);
+        const cycle = await submit(submitStatement(tx), move, verdict.patch, now, envelopeId);
         return { action: 'commit', cycle, ...(envelopeId === null ? {} : { envelopeId }) };
       }
       if (verdict.action === 'park')

@@ -17,7 +17,7 @@ const p = sql.placeholder;
  * inserts the quote in the same statement as the move to `submitting`), so both store a quote the same way.
  * `cycleIdParam` names the placeholder carrying the cycle id in the surrounding statement.
  */
-function quotePlaceholders(cycleIdParam: string) {
+export function quotePlaceholders(cycleIdParam: string) {
   return {
     cycleId: p(cycleIdParam),
     quoteId: p('quoteId'),

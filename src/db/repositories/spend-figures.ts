@@ -12,7 +12,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
-import { type DrizzleExecutor, rowsOf } from '../connection.js';
+import type { DrizzleExecutor } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT, ORDER_UNCONFIRMED, RESERVED_FOR_APPROVAL } from '../cycle-transitions.js';
 import { control, cycles, strategies } from '../schema.js';
 
@@ -50,55 +50,76 @@ export interface FiguresQuery {
   creditSince?: Date;
 }
 
+const p = sql.placeholder;
+
 /**
- * One `sql` template through `execute`, on the pool or on the intent's transaction alike: the query
- * builder's version of this statement cost about 1 ms of CPU to build and render on the bench machine, on
- * every intent transaction (a prepared builder statement is bound to the pool and cannot run on a
- * transaction), where this template costs about 0.05 ms. Every figure comes back as text, the same from
- * both drivers. Credit pending is account-wide (the credit line is one for every strategy): every cycle in
- * flight or unsure counts in full until resolved, and every one placed since the balance read. Placed cycles
- * are found through cycles_state_idx (a placed cycle's updated_at is at or after its submitted_at).
+ * The statement, prepared: on the pool once per repository (spendFiguresStatement(db)), on the intent's
+ * transaction each time (a prepared query is bound to the handle that built it). Prepared because postgres.js
+ * runs a statement drizzle sends unprepared (every `execute` and every builder query without `.prepare`) in
+ * two round trips, a Parse and Describe first to learn its parameter types, then the Bind and Execute; a
+ * prepared one is described on its first use on each connection and bound in one exchange after that
+ * (bench/README.md, "Round trips per cycle"). Rendering the builder costs about 0.15 ms of CPU, well below a
+ * round trip, so the transaction builds it anew rather than run it unprepared.
+ *
+ * Every figure comes back as text, the same from both drivers. Credit pending is account-wide (the credit
+ * line is one for every strategy): every cycle in flight or unsure counts in full until resolved, and every
+ * one placed since the balance read. Placed cycles are found through cycles_state_idx (a placed cycle's
+ * updated_at is at or after its submitted_at).
  */
-export async function readSpendFigures(
-  executor: DrizzleExecutor,
-  { strategy, periods, creditSince }: FiguresQuery,
-): Promise<SpendFigures> {
-  const since = creditSince?.toISOString() ?? null;
+export function spendFiguresStatement(executor: DrizzleExecutor) {
   const moneyLeft = sql`${cycles.state} in ${[...MONEY_MAY_HAVE_LEFT]}`;
-  const rows = rowsOf(
-    await executor.execute(sql`select
-      coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${periods.day.start.toISOString()}::timestamptz
-        and ${cycles.submittedAt} < ${periods.day.end.toISOString()}::timestamptz), 0)::text as spent_day,
-      coalesce(sum(${cycles.totalCost}), 0)::text as spent_month,
-      (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${strategy} and ${moneyLeft})::text
-        as last_submitted_at,
-      (select coalesce(sum(${cycles.totalCost}), 0) from ${cycles}
-        where ${cycles.strategy} = ${strategy} and ${cycles.state} in ${[...RESERVED_FOR_APPROVAL]})::text as reserved,
-      coalesce((select ${strategies.haltedAt} is not null from ${strategies} where ${strategies.name} = ${strategy}),
-        false)::text as halted,
-      coalesce((select ${control.paused} from ${control} where ${control.id} = 1), false)::text as paused,
-      case when ${since}::timestamptz is null then null else (
+  const since = sql`${p('creditSince')}::timestamptz`;
+  return executor
+    .select({
+      spentDay: sql<string>`coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${p('dayStart')}::timestamptz
+        and ${cycles.submittedAt} < ${p('dayEnd')}::timestamptz), 0)::text`,
+      spentMonth: sql<string>`coalesce(sum(${cycles.totalCost}), 0)::text`,
+      lastSubmittedAt: sql<string | null>`(select max(${cycles.submittedAt}) from ${cycles}
+        where ${cycles.strategy} = ${p('strategy')} and ${moneyLeft})::text`,
+      reserved: sql<string>`(select coalesce(sum(${cycles.totalCost}), 0) from ${cycles}
+        where ${cycles.strategy} = ${p('strategy')} and ${cycles.state} in ${[...RESERVED_FOR_APPROVAL]})::text`,
+      halted: sql<string>`coalesce((select ${strategies.haltedAt} is not null from ${strategies}
+        where ${strategies.name} = ${p('strategy')}), false)::text`,
+      paused: sql<string>`coalesce((select ${control.paused} from ${control} where ${control.id} = 1), false)::text`,
+      creditPending: sql<string | null>`case when ${since} is null then null else (
         coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} in ${[...ORDER_UNCONFIRMED]}), 0)
         + coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} = 'placed'
-            and ${cycles.updatedAt} >= ${since}::timestamptz and ${cycles.submittedAt} >= ${since}::timestamptz), 0)
-      )::text end as credit_pending
-    from ${cycles}
-    where ${cycles.strategy} = ${strategy} and ${moneyLeft}
-      and ${cycles.submittedAt} >= ${periods.month.start.toISOString()}::timestamptz
-      and ${cycles.submittedAt} < ${periods.month.end.toISOString()}::timestamptz`),
-  );
+            and ${cycles.updatedAt} >= ${since} and ${cycles.submittedAt} >= ${since}), 0)
+      )::text end`,
+    })
+    .from(cycles)
+    .where(
+      sql`${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
+        and ${cycles.submittedAt} >= ${p('monthStart')}::timestamptz and ${cycles.submittedAt} < ${p('monthEnd')}::timestamptz`,
+    )
+    .prepare('spend_figures');
+}
+
+export type SpendFiguresStatement = ReturnType<typeof spendFiguresStatement>;
+
+export async function readSpendFigures(
+  statement: SpendFiguresStatement,
+  { strategy, periods, creditSince }: FiguresQuery,
+): Promise<SpendFigures> {
+  const rows = await statement.execute({
+    strategy,
+    dayStart: periods.day.start.toISOString(),
+    dayEnd: periods.day.end.toISOString(),
+    monthStart: periods.month.start.toISOString(),
+    monthEnd: periods.month.end.toISOString(),
+    creditSince: creditSince?.toISOString() ?? null,
+  });
   // An aggregate without GROUP BY answers exactly one row.
   const [row] = rows;
   if (!row) throw new Error('the spend figures statement returned no row');
-  const text = (column: string) => (row[column] === null ? null : String(row[column]));
-  const reserved = new Decimal(text('reserved') ?? '0');
+  const reserved = new Decimal(row.reserved);
   return {
-    spentDay: new Decimal(text('spent_day') ?? '0').plus(reserved),
-    spentMonth: new Decimal(text('spent_month') ?? '0').plus(reserved),
+    spentDay: new Decimal(row.spentDay).plus(reserved),
+    spentMonth: new Decimal(row.spentMonth).plus(reserved),
     reserved,
-    lastSubmittedAt: text('last_submitted_at') === null ? null : new Date(text('last_submitted_at')!),
-    halted: text('halted') === 'true',
-    paused: text('paused') === 'true',
-    creditPending: text('credit_pending') === null ? null : new Decimal(text('credit_pending')!),
+    lastSubmittedAt: row.lastSubmittedAt === null ? null : new Date(row.lastSubmittedAt),
+    halted: row.halted === 'true',
+    paused: row.paused === 'true',
+    creditPending: row.creditPending === null ? null : new Decimal(row.creditPending),
   };
 }
