@@ -8,6 +8,11 @@
  * Protocol v3 only. From the client: Query ('Q') and Execute ('E') are statements, Parse ('P') and Bind
  * ('B') tell which text an Execute runs, Sync ('S') closes a batch. From the server: ReadyForQuery ('Z')
  * answers one batch (or the startup).
+ *
+ * It also counts exchanges: the client's messages that ask for an answer (Query, Sync, and Flush, which a
+ * driver sends to learn a statement's parameter types before binding it). A statement answered in one
+ * exchange costs one; a statement sent unprepared with parameters costs two (postgres.js describes it
+ * first).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -24,6 +29,8 @@ export interface StatementCounter {
   url: string;
   /** Statements since the last reset, in order. */
   log(): readonly StatementSeen[];
+  /** Exchanges since the last reset: messages after which the client waits for the server. */
+  exchanges(): number;
   reset(): void;
   close(): Promise<void>;
 }
@@ -33,6 +40,7 @@ const SSL_REQUEST = 80_877_103;
 export async function startStatementCounter(targetUrl: string): Promise<StatementCounter> {
   const target = new URL(targetUrl);
   let seen: StatementSeen[] = [];
+  let exchanges = 0;
   let inFlight = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -53,6 +61,9 @@ export async function startStatementCounter(targetUrl: string): Promise<Statemen
       onAnswered(count) {
         inFlight -= count;
       },
+      onExchange() {
+        exchanges++;
+      },
     });
     client.on('data', (chunk: Buffer) => session.fromClient(chunk));
     upstream.on('data', (chunk: Buffer) => session.fromServer(chunk));
@@ -69,8 +80,10 @@ export async function startStatementCounter(targetUrl: string): Promise<Statemen
   return {
     url: proxied.toString(),
     log: () => seen,
+    exchanges: () => exchanges,
     reset: () => {
       seen = [];
+      exchanges = 0;
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();
@@ -83,6 +96,7 @@ interface SessionEvents {
   onStatement(kind: string): void;
   /** `count` statements got their answer. */
   onAnswered(count: number): void;
+  onExchange(): void;
 }
 
 /** One proxied connection: both directions split into messages. */
@@ -108,6 +122,7 @@ class Session {
         this.statement(kindOf(readCString(body, 0).text));
         this.awaiting.push(this.open);
         this.open = 0;
+        this.events.onExchange();
       } else if (type === 'P') {
         const name = readCString(body, 0);
         this.prepared.set(name.text, kindOf(readCString(body, name.next).text));
@@ -119,6 +134,9 @@ class Session {
       } else if (type === 'S') {
         this.awaiting.push(this.open);
         this.open = 0;
+        this.events.onExchange();
+      } else if (type === 'H') {
+        this.events.onExchange();
       }
     });
   }

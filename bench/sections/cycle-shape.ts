@@ -13,6 +13,8 @@ export type CycleStep = { sql: string[] } | { http: HttpCall };
 export interface CycleShape {
   steps: CycleStep[];
   statements: number;
+  /** Exchanges with PostgreSQL (statement-counter.ts): equal to `statements` when each costs one. */
+  exchanges: number;
 }
 
 const CALL_OF_OPERATION: Record<TimedCall['operation'], HttpCall> = {
@@ -21,7 +23,11 @@ const CALL_OF_OPERATION: Record<TimedCall['operation'], HttpCall> = {
   createOrder: 'order',
 };
 
-export function deriveShape(statements: readonly StatementSeen[], calls: readonly TimedCall[]): CycleShape {
+export function deriveShape(
+  statements: readonly StatementSeen[],
+  exchanges: number,
+  calls: readonly TimedCall[],
+): CycleShape {
   type Timed = { at: number; statement?: StatementSeen; call?: HttpCall };
   const timeline: Timed[] = [
     ...statements.map((statement) => ({ at: statement.at, statement })),
@@ -39,7 +45,7 @@ export function deriveShape(statements: readonly StatementSeen[], calls: readonl
       previous.sql.push(event.statement!.kind);
     else steps.push({ sql: [event.statement!.kind] });
   }
-  return { steps, statements: statements.length };
+  return { steps, statements: statements.length, exchanges };
 }
 
 /** "select×4 | balance | insert | quote | insert update update | order | begin insert insert commit update" */

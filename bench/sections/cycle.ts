@@ -25,6 +25,8 @@ export interface CycleResult {
   strategy: string;
   shape: string;
   statementsPerCycle: number;
+  /** Exchanges with PostgreSQL per cycle: more than the statements when one is described before binding. */
+  exchangesPerCycle: number;
   httpCallsPerCycle: number;
   outcomes: Record<string, number>;
   quoteToOrder: LatencySummary;
@@ -97,6 +99,7 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
     strategy: 'dca with maxPrice, day and month budgets, credit guards',
     shape: describeShape(shape),
     statementsPerCycle: shape.statements,
+    exchangesPerCycle: shape.exchanges,
     httpCallsPerCycle: shape.steps.filter((step) => 'http' in step).length,
     outcomes,
     quoteToOrder: summarize(quoteToOrder),
@@ -136,7 +139,7 @@ async function observeShape(
       recorder.reset();
       const timed = await timeCycle(engine, strategy!, slots, recorder);
       if (timed.outcome !== 'placed') throw new Error(`shape cycle ended ${timed.outcome}, expected placed`);
-      shapes.push(deriveShape(counter.log(), recorder.calls()));
+      shapes.push(deriveShape(counter.log(), counter.exchanges(), recorder.calls()));
     }
     return mostCommonShape(shapes);
   } finally {
@@ -233,7 +236,7 @@ function rowsOf(result: CycleResult): ReportRow[] {
   return [
     {
       section: 'cycle',
-      metric: `cycles (${result.statementsPerCycle} SQL, ${result.httpCallsPerCycle} HTTP each)`,
+      metric: `cycles (${result.statementsPerCycle} SQL in ${result.exchangesPerCycle} round trips, ${result.httpCallsPerCycle} HTTP each)`,
       value: String(result.cycles),
     },
     {
