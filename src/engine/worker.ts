@@ -129,27 +129,7 @@ export class Worker {
     if (this.phase !== 'new') return;
     this.phase = 'starting';
     const { context } = this;
-    const loaded = await loadStrategiesOrThrow(this.options.strategiesPath);
-    // The database may still be coming back (a failover, a deploy): wait for it rather than exit.
-    const missed = await retryWhileUnreachable(
-      async () => {
-        const versioned = await resolveStrategyVersions(context, loaded, this.policy);
-        await recordStrategiesSeen(context, versioned.running);
-        this.versioned = versioned;
-        this.current = versioned.running;
-        await this.warnHaltedStrategies();
-        return findMissedSlots(context, this.current, context.clock());
-      },
-      {
-        waitMs: context.settings.startupDatabaseWaitMs,
-        signal: this.options.startSignal,
-        onRetry: (error, attempt, delayMs) =>
-          context.logger.warn(
-            { err: error, attempt, delayMs },
-            'database not reachable at start; waiting for it',
-          ),
-      },
-    );
+    const missed = await this.loadFirst();
     setStrategyIntervals(context.metrics, this.current, context.clock());
     this.scheduler.start(this.current);
     for (const { strategy, slot } of missed) {
@@ -177,6 +157,37 @@ export class Worker {
         replica: context.replicaId,
       },
       'worker started',
+    );
+  }
+
+  /**
+   * The first load: records the files' versions and returns the latest missed slots. A method of its own
+   * so that the loaded files (every strategy's document, and the strategies as parsed) go with its scope:
+   * in start() they shared the scope of the closures start() leaves behind (the file watcher's), which
+   * kept them for the worker's life (about 5 MB of heap with 10,000 strategies).
+   */
+  private async loadFirst() {
+    const { context } = this;
+    const loaded = await loadStrategiesOrThrow(this.options.strategiesPath);
+    // The database may still be coming back (a failover, a deploy): wait for it rather than exit.
+    return retryWhileUnreachable(
+      async () => {
+        const versioned = await resolveStrategyVersions(context, loaded, this.policy);
+        await recordStrategiesSeen(context, versioned.running);
+        this.versioned = versioned;
+        this.current = versioned.running;
+        await this.warnHaltedStrategies();
+        return findMissedSlots(context, this.current, context.clock());
+      },
+      {
+        waitMs: context.settings.startupDatabaseWaitMs,
+        signal: this.options.startSignal,
+        onRetry: (error, attempt, delayMs) =>
+          context.logger.warn(
+            { err: error, attempt, delayMs },
+            'database not reachable at start; waiting for it',
+          ),
+      },
     );
   }
 
