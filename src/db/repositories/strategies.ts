@@ -1,5 +1,6 @@
 import { asc, eq, isNotNull, sql } from 'drizzle-orm';
-import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
+import { insertRows } from '../bulk.js';
+import type { DrizzleHandle } from '../connection.js';
 import { strategies } from '../schema.js';
 import type { JsonValue, StrategyRecord, StrategySeen } from '../types.js';
 import { NO_OUTBOX, type Outbox, strategyHalted } from './notification-events.js';
@@ -15,12 +16,6 @@ export interface StrategiesRepository {
   /** The halted ones only: a worker with thousands of strategies asks this every maintenance pass. */
   listHalted(): Promise<StrategyRecord[]>;
 }
-
-/**
- * Rows per upsert statement: PostgreSQL takes at most 65,535 parameters in one statement (6 a row), and a
- * smaller statement keeps the driver's buffers small when thousands of strategies load at once.
- */
-const UPSERT_CHUNK = 1_000;
 
 type StrategyRow = typeof strategies.$inferSelect;
 
@@ -47,36 +42,26 @@ export function createStrategiesRepository(
     async upsertSeen(list) {
       if (list.length === 0) return;
       const now = clock();
-      const upsert = (executor: DrizzleExecutor, chunk: readonly StrategySeen[]) =>
-        executor
-          .insert(strategies)
-          .values(
-            chunk.map((strategy) => ({
-              name: strategy.name,
-              kind: strategy.kind,
-              config: strategy.config,
-              configHash: strategy.hash,
-              firstSeenAt: now,
-              lastSeenAt: now,
-            })),
-          )
-          .onConflictDoUpdate({
-            target: strategies.name,
-            set: {
-              kind: sql`excluded.kind`,
-              config: sql`excluded.config`,
-              configHash: sql`excluded.config_hash`,
-              lastSeenAt: sql`excluded.last_seen_at`,
-            },
-          });
-      if (list.length <= UPSERT_CHUNK) {
-        await upsert(db, list);
-        return;
-      }
-      // All or nothing, as one statement would be.
-      await db.transaction(async (transaction) => {
-        for (let start = 0; start < list.length; start += UPSERT_CHUNK)
-          await upsert(transaction, list.slice(start, start + UPSERT_CHUNK));
+      // One statement of fixed size however many strategies load (bulk.ts): all or nothing.
+      await insertRows(
+        db,
+        strategies,
+        list.map((strategy) => ({
+          name: strategy.name,
+          kind: strategy.kind,
+          config: strategy.config,
+          configHash: strategy.hash,
+          firstSeenAt: now,
+          lastSeenAt: now,
+        })),
+      ).onConflictDoUpdate({
+        target: strategies.name,
+        set: {
+          kind: sql`excluded.kind`,
+          config: sql`excluded.config`,
+          configHash: sql`excluded.config_hash`,
+          lastSeenAt: sql`excluded.last_seen_at`,
+        },
       });
     },
 

@@ -9,10 +9,11 @@
  * number a new configuration once; each move of the running version and each approval is written with its
  * audit row in the same transaction.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { TreasuryError } from '../../errors.js';
 import { unifiedDiff } from '../../strategy/index.js';
 import { advisoryLockKey } from '../advisory-key.js';
+import { arrayParam, insertRows } from '../bulk.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { strategies, strategyVersions } from '../schema.js';
 import { appendAudit } from './audit.js';
@@ -92,8 +93,11 @@ export interface StrategyVersionsRepository {
   approve(strategy: string, version: number, person: string): Promise<StrategyVersion>;
 }
 
-/** Names, rows and pairs per statement: far below PostgreSQL's 65,535 parameters. */
-const CHUNK = 1_000;
+/**
+ * Strategies planned and written at a time when recording (record says why). Not a limit of the statements:
+ * they take their lists as a few array parameters (bulk.ts), whatever their length.
+ */
+const SLICE = 1_000;
 
 /** One lock for all recording and approving: version numbers are assigned under it. */
 const LOCK_KEY = advisoryLockKey('strategy_versions');
@@ -121,18 +125,26 @@ export function runningChoice(heads: readonly VersionHead[], fileVersion: number
   return latest?.version ?? null;
 }
 
-function chunks<T>(list: readonly T[]): T[][] {
-  return Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, index) =>
-    list.slice(index * CHUNK, (index + 1) * CHUNK),
+function slices<T>(list: readonly T[]): T[][] {
+  return Array.from({ length: Math.ceil(list.length / SLICE) }, (_, index) =>
+    list.slice(index * SLICE, (index + 1) * SLICE),
   );
 }
 
-/** `(strategy, version) in ((…), …)`: one condition for a batch of versions. */
+/** `(strategy, version) in (pairs)`: one condition, with two array parameters, for any number of versions. */
 function versionIn(pairs: readonly { strategy: string; version: number }[]) {
-  return sql`(${strategyVersions.strategy}, ${strategyVersions.version}) in (${sql.join(
-    pairs.map((pair) => sql`(${pair.strategy}, ${pair.version}::integer)`),
-    sql`, `,
-  )})`;
+  return sql`(${strategyVersions.strategy}, ${strategyVersions.version}) in (select * from unnest(${arrayParam(
+    pairs.map((pair) => pair.strategy),
+    'text',
+  )}, ${arrayParam(
+    pairs.map((pair) => pair.version),
+    'integer',
+  )}))`;
+}
+
+/** `column = any(names)`: one array parameter for any number of names. */
+function nameIn(column: typeof strategies.name | typeof strategyVersions.strategy, names: readonly string[]) {
+  return sql`${column} = any(${arrayParam(names, 'text')})`;
 }
 
 interface Plan {
@@ -153,23 +165,22 @@ export function createStrategyVersionsRepository(
 ): StrategyVersionsRepository {
   const readHeads = async (executor: DrizzleExecutor, names: readonly string[]) => {
     const byName = new Map<string, VersionHead[]>();
-    for (let start = 0; start < names.length; start += CHUNK) {
-      const rows = await executor
-        .select({
-          strategy: strategyVersions.strategy,
-          version: strategyVersions.version,
-          configHash: strategyVersions.configHash,
-          approvedAt: strategyVersions.approvedAt,
-          running: strategyVersions.running,
-        })
-        .from(strategyVersions)
-        .where(inArray(strategyVersions.strategy, names.slice(start, start + CHUNK)))
-        .orderBy(asc(strategyVersions.strategy), asc(strategyVersions.version));
-      for (const row of rows) {
-        const list = byName.get(row.strategy) ?? [];
-        list.push(row);
-        byName.set(row.strategy, list);
-      }
+    if (names.length === 0) return byName;
+    const rows = await executor
+      .select({
+        strategy: strategyVersions.strategy,
+        version: strategyVersions.version,
+        configHash: strategyVersions.configHash,
+        approvedAt: strategyVersions.approvedAt,
+        running: strategyVersions.running,
+      })
+      .from(strategyVersions)
+      .where(nameIn(strategyVersions.strategy, names))
+      .orderBy(asc(strategyVersions.strategy), asc(strategyVersions.version));
+    for (const row of rows) {
+      const list = byName.get(row.strategy) ?? [];
+      list.push(row);
+      byName.set(row.strategy, list);
     }
     return byName;
   };
@@ -179,18 +190,16 @@ export function createStrategyVersionsRepository(
     wanted: readonly { strategy: string; version: number }[],
   ) => {
     const contents = new Map<string, string>();
-    for (let start = 0; start < wanted.length; start += CHUNK) {
-      const pairs = wanted.slice(start, start + CHUNK);
-      const rows = await executor
-        .select({
-          strategy: strategyVersions.strategy,
-          version: strategyVersions.version,
-          content: strategyVersions.content,
-        })
-        .from(strategyVersions)
-        .where(versionIn(pairs));
-      for (const row of rows) contents.set(`${row.strategy}\u0000${row.version}`, row.content);
-    }
+    if (wanted.length === 0) return contents;
+    const rows = await executor
+      .select({
+        strategy: strategyVersions.strategy,
+        version: strategyVersions.version,
+        content: strategyVersions.content,
+      })
+      .from(strategyVersions)
+      .where(versionIn(wanted));
+    for (const row of rows) contents.set(`${row.strategy}\u0000${row.version}`, row.content);
     return contents;
   };
 
@@ -203,18 +212,17 @@ export function createStrategyVersionsRepository(
     const fresh = loaded.filter((entry) => !heads.has(entry.name));
     const hashes = new Map(fresh.map((entry) => [entry.name, entry.hash]));
     const ran = new Set<string>();
-    for (let start = 0; start < fresh.length; start += CHUNK) {
-      const rows = await executor
-        .select({ name: strategies.name, hash: strategies.configHash })
-        .from(strategies)
-        .where(
-          inArray(
-            strategies.name,
-            fresh.slice(start, start + CHUNK).map((entry) => entry.name),
-          ),
-        );
-      for (const row of rows) if (hashes.get(row.name) === row.hash) ran.add(row.name);
-    }
+    if (fresh.length === 0) return ran;
+    const rows = await executor
+      .select({ name: strategies.name, hash: strategies.configHash })
+      .from(strategies)
+      .where(
+        nameIn(
+          strategies.name,
+          fresh.map((entry) => entry.name),
+        ),
+      );
+    for (const row of rows) if (hashes.get(row.name) === row.hash) ran.add(row.name);
     return ran;
   };
 
@@ -305,27 +313,30 @@ export function createStrategyVersionsRepository(
   };
 
   const write = async (tx: DrizzleExecutor, steps: Plan, actor: string, now: Date) => {
-    // Batched by CHUNK, never a statement per strategy: a first start records thousands of them.
+    // One statement per kind of write, never one per strategy: a first start records thousands of them.
     // The old running versions off first: the unique index allows one running version per strategy.
     const leaving = steps.moves.flatMap((move) =>
       move.from === null ? [] : [{ strategy: move.strategy, version: move.from }],
     );
-    for (const pairs of chunks(leaving))
-      await tx.update(strategyVersions).set({ running: false }).where(versionIn(pairs));
+    if (leaving.length > 0)
+      await tx.update(strategyVersions).set({ running: false }).where(versionIn(leaving));
     const arriving = new Set(steps.moves.map((move) => `${move.strategy}\u0000${move.to}`));
     const inserts = steps.inserts.map((row) => ({
       ...row,
       running: arriving.has(`${row.strategy}\u0000${row.version}`),
     }));
-    for (const rows of chunks(inserts)) await tx.insert(strategyVersions).values(rows);
-    for (const pairs of chunks(steps.approvals))
-      await tx.update(strategyVersions).set({ approvedAt: now, approvedBy: actor }).where(versionIn(pairs));
+    if (inserts.length > 0) await insertRows(tx, strategyVersions, inserts);
+    if (steps.approvals.length > 0)
+      await tx
+        .update(strategyVersions)
+        .set({ approvedAt: now, approvedBy: actor })
+        .where(versionIn(steps.approvals));
     const inserted = new Set(inserts.map((row) => `${row.strategy}\u0000${row.version}`));
     const existing = steps.moves.flatMap((move) =>
       inserted.has(`${move.strategy}\u0000${move.to}`) ? [] : [{ strategy: move.strategy, version: move.to }],
     );
-    for (const pairs of chunks(existing))
-      await tx.update(strategyVersions).set({ running: true }).where(versionIn(pairs));
+    if (existing.length > 0)
+      await tx.update(strategyVersions).set({ running: true }).where(versionIn(existing));
     // The audit rows of the moves, and the messages of the changes that wait for a person.
     const audits = steps.moves.map((move) => ({
       actor,
@@ -334,7 +345,7 @@ export function createStrategyVersionsRepository(
       before: move.from === null ? null : { version: move.from },
       after: { version: move.to },
     }));
-    for (const rows of chunks(audits)) await appendAudit(tx, rows, now);
+    await appendAudit(tx, audits, now);
     const messages = steps.pending.flatMap((pending) => strategyVersionPending(pending, now));
     if (messages.length > 0) await outbox.enqueue(tx, messages);
   };
@@ -359,7 +370,7 @@ export function createStrategyVersionsRepository(
                 resolutions: [],
                 contentWanted: [],
               };
-              for (const slice of chunks(loaded)) {
+              for (const slice of slices(loaded)) {
                 const fresh = await plan(tx, slice, changes, actor, now);
                 await write(tx, fresh, actor, now);
                 done.resolutions.push(...fresh.resolutions);
