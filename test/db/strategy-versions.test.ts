@@ -147,4 +147,38 @@ describe.each(testBackends())('strategy versions on %s', (backend) => {
     const approvals = (await audit('strategy:c')).filter((row) => row.action === 'strategy.version_approved');
     expect(approvals.map((row) => row.actor)).toEqual(['alice']);
   });
+
+  // Last: its hundreds of audit rows would crowd the ones the other tests read out of auditRows' page.
+  it('records a set larger than one slice (a first start with thousands of strategies) completely', async () => {
+    const names = Array.from({ length: 600 }, (_, index) => `many-${String(index).padStart(3, '0')}`);
+    expect(
+      await db.strategyVersions.record(
+        names.map((name) => loaded(name, '100.00')),
+        apply,
+      ),
+    ).toEqual(names.map((name) => ({ name, fileVersion: 1, runningVersion: 1, runningContent: null })));
+    now += 60_000;
+    // A change of every one waits in approve mode: each slice reads the texts it diffs against.
+    expect(
+      await db.strategyVersions.record(
+        names.map((name) => loaded(name, '200.00')),
+        approve,
+      ),
+    ).toEqual(
+      names.map((name) => ({
+        name,
+        fileVersion: 2,
+        runningVersion: 1,
+        runningContent: expect.stringContaining(`name: ${name}\n`),
+      })),
+    );
+    for (const name of [names[0]!, names[299]!, names.at(-1)!]) {
+      const versions = await db.strategyVersions.list(name);
+      expect(versions.map((v) => [v.version, v.running, v.approvedBy])).toEqual([
+        [1, true, 'automation'],
+        [2, false, null],
+      ]);
+      expect(versions[1]!.diff).toContain(`--- ${name} version 1\n+++ ${name} version 2\n`);
+    }
+  });
 });
