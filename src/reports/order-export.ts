@@ -117,7 +117,9 @@ export async function* ordersOf(
       // Awaited on the next turn; until then a failure must not count as unhandled (the caller may stop early).
       next.catch(() => {});
     }
-    for (const row of page) yield withServiceDigits(row.order);
+    // Each row is let go as it is taken: while the last batch of a page is written, only the page read
+    // ahead is held, and what the major collector finds live is what V8 grows the old generation from.
+    for (let row = page.shift(); row !== undefined; row = page.shift()) yield withServiceDigits(row.order);
     if (!more) return;
   }
 }
