@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../src/console/passwords.js';
-import { type Database, openConsoleStore, openMigratedDatabase } from '../../src/db/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openConsoleStore } from '../../src/db/index.js';
+import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, startCommand, writeWorkerFiles } from '../support/worker-process.js';
 
 /**
@@ -12,19 +12,9 @@ import { runCommand, startCommand, writeWorkerFiles } from '../support/worker-pr
  */
 // Each command is a process of its own that opens the database and hashes at full cost: slow on a loaded machine.
 describe('user and audit commands', { timeout: 120_000 }, () => {
-  let test: TestDatabase | undefined;
+  let test: CommandDatabase;
   let env: Record<string, string>;
   let folder: string;
-
-  async function withDatabase<T>(work: (database: Database) => Promise<T>): Promise<T> {
-    if (test?.url) return work(test.database);
-    const { database } = await openMigratedDatabase({ dataDir: env.TREASURY_DATA_DIR });
-    try {
-      return await work(database);
-    } finally {
-      await database.close();
-    }
-  }
 
   beforeAll(async () => {
     env = { ...(await writeWorkerFiles('', '')), TREASURY_ACTOR: 'carla' };
@@ -32,13 +22,11 @@ describe('user and audit commands', { timeout: 120_000 }, () => {
     await writeFile(join(folder, 'first'), 'first password of twelve\n');
     await writeFile(join(folder, 'second'), 'second password, longer\n');
     await writeFile(join(folder, 'short'), 'short\n');
-    test = await createTestDatabase();
-    if (test.url) env.DATABASE_URL = test.url;
-    else await test.drop();
+    test = await createCommandDatabase(env);
   });
 
   afterAll(async () => {
-    if (test?.url) await test.drop();
+    await test?.drop();
   });
 
   it('adds, lists, changes the password of and disables a person, each in the audit log', async () => {
@@ -61,7 +49,7 @@ describe('user and audit commands', { timeout: 120_000 }, () => {
     expect(people).toHaveLength(1);
     expect(people[0]).toMatchObject({ name: 'alice', role: 'operator' });
     expect(people[0]?.disabledAt).not.toBeNull();
-    const stored = await withDatabase((database) => openConsoleStore(database).people.findByName('alice'));
+    const stored = await test.use((database) => openConsoleStore(database).people.findByName('alice'));
     await expect(verifyPassword('second password, longer', stored!.passwordHash)).resolves.toBe(true);
     await expect(verifyPassword('first password of twelve', stored!.passwordHash)).resolves.toBe(false);
 

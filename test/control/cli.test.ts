@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, writeWorkerFiles } from '../support/worker-process.js';
 
 const NAME = 'four-eyes';
@@ -24,20 +24,18 @@ approval:
  */
 describe('approval commands', { timeout: 120_000 }, () => {
   let sandbox: RunningSandbox;
-  let test: TestDatabase | undefined;
+  let test: CommandDatabase;
   let env: Record<string, string>;
 
   beforeAll(async () => {
     sandbox = await startSandbox({ stepMs: 0 });
     const files = await writeWorkerFiles(STRATEGIES, 'engine:\n  reload:\n    watch: false\n');
     env = { ...files, TREASURY_API_URL: sandbox.url, TREASURY_API_TOKEN: DEMO_TOKEN, LOG_LEVEL: 'warn' };
-    test = await createTestDatabase();
-    if (test.url) env.DATABASE_URL = test.url;
-    else await test.drop();
+    test = await createCommandDatabase(env);
   });
   afterAll(async () => {
     await sandbox.close();
-    if (test?.url) await test.drop();
+    await test?.drop();
   });
 
   it('parks a cycle above the limit; two distinct people approve it', async () => {

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, startCommand, writeWorkerFiles } from '../support/worker-process.js';
 
 const STRATEGIES = `name: cli-dca
@@ -43,7 +43,7 @@ const REPORT_KEYS = [
 /** The worker commands as an operator or a script runs them: child processes, stdout, stderr, exit codes. */
 describe('worker commands', () => {
   let sandbox: RunningSandbox;
-  let test: TestDatabase | undefined;
+  let test: CommandDatabase;
   let env: Record<string, string>;
 
   beforeAll(async () => {
@@ -51,13 +51,11 @@ describe('worker commands', () => {
     const files = await writeWorkerFiles(STRATEGIES, 'engine:\n  reload:\n    watch: false\n');
     env = { ...files, TREASURY_API_URL: sandbox.url, TREASURY_API_TOKEN: DEMO_TOKEN, LOG_LEVEL: 'info' };
     // With PostgreSQL, a database of its own; otherwise the embedded database in the temp folder.
-    test = await createTestDatabase();
-    if (test.url) env.DATABASE_URL = test.url;
-    else await test.drop();
+    test = await createCommandDatabase(env);
   });
   afterAll(async () => {
     await sandbox.close();
-    if (test?.url) await test.drop();
+    await test?.drop();
   });
 
   it('once --json: one JSON document on stdout, logs on stderr, exit 0, and a claimed slot is never bought twice', async () => {

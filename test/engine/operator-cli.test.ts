@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, formatFxRate } from '../../src/api/index.js';
-import { type Database, openConsoleStore, openMigratedDatabase } from '../../src/db/index.js';
+import { type Database, openConsoleStore } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, startCommand, writeWorkerFiles } from '../support/worker-process.js';
 
 const NAME = 'halted-dca';
@@ -25,21 +25,10 @@ timezone: UTC
  */
 describe('resolve and unhalt', () => {
   let sandbox: RunningSandbox;
-  let test: TestDatabase | undefined;
+  let test: CommandDatabase;
   let env: Record<string, string>;
   let unsure: number[];
   let orderIds: string[];
-
-  /** The database as the commands see it; PGlite's folder is opened by one process at a time. */
-  async function withDatabase<T>(work: (database: Database) => Promise<T>): Promise<T> {
-    if (test?.url) return work(test.database);
-    const { database } = await openMigratedDatabase({ dataDir: env.TREASURY_DATA_DIR });
-    try {
-      return await work(database);
-    } finally {
-      await database.close();
-    }
-  }
 
   beforeAll(async () => {
     sandbox = await startSandbox({ stepMs: 0 });
@@ -51,9 +40,7 @@ describe('resolve and unhalt', () => {
       LOG_LEVEL: 'info',
       TREASURY_ACTOR: 'ops-oncall',
     };
-    test = await createTestDatabase();
-    if (test.url) env.DATABASE_URL = test.url;
-    else await test.drop();
+    test = await createCommandDatabase(env);
 
     // Two orders at the service with the same figures: the case only a person can settle.
     const client = createPurchaseClient({ baseUrl: sandbox.url, token: DEMO_TOKEN });
@@ -65,7 +52,7 @@ describe('resolve and unhalt', () => {
     }
     await client.close();
 
-    unsure = await withDatabase(async (database) => {
+    unsure = await test.use(async (database) => {
       await database.strategies.upsertSeen([{ name: NAME, kind: 'dca', config: {}, hash: 'h' }]);
       const ids: number[] = [];
       for (let index = 0; index < 2; index++) ids.push(await unsureCycle(database, index));
@@ -77,7 +64,7 @@ describe('resolve and unhalt', () => {
   });
   afterAll(async () => {
     await sandbox.close();
-    if (test?.url) await test.drop();
+    await test?.drop();
   });
 
   it('unhalt is refused while the strategy has unsure cycles, naming them and the way out', async () => {
@@ -108,7 +95,7 @@ describe('resolve and unhalt', () => {
       reason: 'operator_resolved',
       orderId: orderIds[0],
     });
-    await withDatabase(async (database) => {
+    await test.use(async (database) => {
       const order = await database.orders.getByServiceId(orderIds[0]!);
       expect(order).toMatchObject({ cycleId: first, origin: 'cycle', symbol: 'USDTBRL' });
       expect((await database.orders.history(order!.id)).map((event) => event.source)).toEqual(['reconcile']);
@@ -144,7 +131,7 @@ describe('resolve and unhalt', () => {
     const lifted = await runCommand(['unhalt', NAME, '--json', '--by', 'pedro'], env);
     expect(lifted.code).toBe(0);
     expect(JSON.parse(lifted.stdout)).toEqual({ strategy: NAME, halted: false, wasHalted: true });
-    await withDatabase(async (database) => {
+    await test.use(async (database) => {
       const [unhalted, notPlaced] = await openConsoleStore(database).audit.list({ limit: 2 });
       expect(notPlaced).toMatchObject({
         actor: 'olga',

@@ -1,8 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openMigratedDatabase } from '../../src/db/index.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, writeWorkerFiles } from '../support/worker-process.js';
 
 const NAME = 'governed-cli';
@@ -21,20 +20,9 @@ timezone: UTC
  */
 describe('strategy commands with changes: approve', { timeout: 90_000 }, () => {
   let sandbox: RunningSandbox;
-  let test: TestDatabase | undefined;
+  let test: CommandDatabase;
   let env: Record<string, string>;
   let slot = Date.parse('2031-02-03T10:00:00Z');
-
-  /** The database as the commands see it; PGlite's folder is opened by one process at a time. */
-  async function withDatabase<T>(work: (database: Database) => Promise<T>): Promise<T> {
-    if (test?.url) return work(test.database);
-    const { database } = await openMigratedDatabase({ dataDir: env.TREASURY_DATA_DIR });
-    try {
-      return await work(database);
-    } finally {
-      await database.close();
-    }
-  }
 
   /** `once --json` at a fresh slot: the amount it bought and the version its cycle recorded. */
   async function once(): Promise<{ amount: string; version: number | null }> {
@@ -45,7 +33,7 @@ describe('strategy commands with changes: approve', { timeout: 90_000 }, () => {
     expect(result.code).toBe(0);
     const [cycle] = JSON.parse(result.stdout).cycles;
     expect(cycle).toMatchObject({ strategy: NAME, outcome: 'placed' });
-    const recorded = await withDatabase((database) => database.cycles.getBySlot(NAME, at));
+    const recorded = await test.use((database) => database.cycles.getBySlot(NAME, at));
     return { amount: cycle.amount, version: recorded!.strategyVersion };
   }
 
@@ -70,13 +58,11 @@ describe('strategy commands with changes: approve', { timeout: 90_000 }, () => {
       TREASURY_ACTOR: 'deployer',
       LOG_LEVEL: 'info',
     };
-    test = await createTestDatabase();
-    if (test.url) env.DATABASE_URL = test.url;
-    else await test.drop();
+    test = await createCommandDatabase(env);
   });
   afterAll(async () => {
     await sandbox.close();
-    if (test?.url) await test.drop();
+    await test?.drop();
   });
 
   it('once buys nothing of a new strategy until its first version is approved, by someone else', async () => {

@@ -21,6 +21,7 @@ import {
   migrate,
   type NotificationRouter,
   openDatabase,
+  openMigratedDatabase,
 } from '../../src/db/index.js';
 import { wrapPglite } from '../../src/db/pglite-connection.js';
 import { type TestBackend, withDatabase } from './global-setup.js';
@@ -88,6 +89,38 @@ export async function createTestDatabase(
       await admin.end({ timeout: 1 });
     },
   };
+}
+
+/** The database that commands run as child processes use, and the test's way to look into it. */
+export interface CommandDatabase {
+  /** Runs `work` on the database as the commands see it. */
+  use<T>(work: (database: Database) => Promise<T>): Promise<T>;
+  drop(): Promise<void>;
+}
+
+/**
+ * With PostgreSQL a test database of its own, named to the commands by `DATABASE_URL` (set in `env`);
+ * otherwise the embedded database in `env.TREASURY_DATA_DIR`, which one process at a time opens, so each
+ * look opens and closes it.
+ */
+export async function createCommandDatabase(env: Record<string, string>): Promise<CommandDatabase> {
+  const test = await createTestDatabase();
+  if (!test.url) {
+    await test.drop();
+    return {
+      async use(work) {
+        const { database } = await openMigratedDatabase({ dataDir: env.TREASURY_DATA_DIR });
+        try {
+          return await work(database);
+        } finally {
+          await database.close();
+        }
+      },
+      drop: async () => {},
+    };
+  }
+  env.DATABASE_URL = test.url;
+  return { use: (work) => work(test.database), drop: () => test.drop() };
 }
 
 /**
