@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Decimal } from '../money.js';
-import { formatDuration } from '../strategy/index.js';
+// Not the strategy index, which loads zod and yaml: the command line reads DEFAULT_MAX_GAP_MS for its help.
+import { formatDuration } from '../strategy/duration.js';
 import { BacktestInputError } from './input-error.js';
 
 /**

@@ -3,14 +3,10 @@
  * Arguments are checked here before anything starts; any failure is one line on stderr and exit code 1.
  */
 import type { Command } from 'commander';
-import {
-  ORDER_STATUSES,
-  type PurchaseClient,
-  WEBHOOK_EVENT_KINDS,
-  type WebhookEventKind,
-} from '../api/index.js';
-import { openService } from '../app.js';
-import { createClientFromSettings, loadSettings, type Settings } from '../config/index.js';
+import type { PurchaseClient } from '../api/index.js';
+// The wire's value lists alone, eagerly: help names them, and the api index loads the HTTP client.
+import { ORDER_STATUSES, WEBHOOK_EVENT_KINDS, type WebhookEventKind } from '../api/types.js';
+import type { Settings } from '../config/index.js';
 import {
   cell,
   parseAmount,
@@ -246,6 +242,8 @@ export interface ApiSession {
 }
 
 export async function withApiSession<T>(run: (session: ApiSession) => Promise<T>): Promise<T> {
+  const { openService } = await import('../app.js');
+  const { createClientFromSettings, loadSettings } = await import('../config/index.js');
   const settings = loadSettings({ env: process.env });
   const service = await openService(settings);
   if (service.demo) process.stderr.write(`treasury-bot: ${service.demo.notice}\n`);

@@ -5,11 +5,9 @@
  * an error is one line on stderr and exit 1.
  */
 import type { Command } from 'commander';
-import { openDatabaseFromSettings } from '../app.js';
-import { loadSettings } from '../config/index.js';
-import { type ApprovalControl, createApprovalControl } from '../control/index.js';
+import type { ApprovalControl } from '../control/index.js';
 import type { Envelope, ParkedCycle } from '../db/index.js';
-import { formatDuration } from '../strategy/index.js';
+import { formatDuration } from '../strategy/duration.js';
 import {
   CliArgumentError,
   cell,
@@ -54,7 +52,7 @@ export function registerApprovalCommands(program: Command): void {
     .action((cycleText: string, flags: ByFlag & { maxPrice?: string }) =>
       withControl(async (control) => {
         const cycleId = parseId('CYCLE_ID', cycleText);
-        const person = declaredPerson(flags.by);
+        const person = await declaredPerson(flags.by);
         const maxPrice =
           flags.maxPrice === undefined ? undefined : parseAmount(flags.maxPrice, '--max-price');
         const result = await control.approve(cycleId, person, maxPrice === undefined ? {} : { maxPrice });
@@ -88,7 +86,7 @@ export function registerApprovalCommands(program: Command): void {
     .action((cycleText: string, flags: ByFlag & { reason?: string }) =>
       withControl(async (control) => {
         const cycleId = parseId('CYCLE_ID', cycleText);
-        const person = declaredPerson(flags.by);
+        const person = await declaredPerson(flags.by);
         const reason = required('--reason', flags.reason);
         const cycle = await control.reject(cycleId, person, reason);
         if (flags.json) printJson({ cycleId, state: cycle.state, reason }, []);
@@ -130,7 +128,7 @@ export function registerApprovalCommands(program: Command): void {
             validFrom: parseInstant('--from', required('--from', flags.from))!,
             validUntil: parseInstant('--until', required('--until', flags.until))!,
           };
-          const created = await control.addEnvelope(input, declaredPerson(flags.by));
+          const created = await control.addEnvelope(input, await declaredPerson(flags.by));
           printEnvelope(
             created,
             flags.json,
@@ -146,16 +144,14 @@ export function registerApprovalCommands(program: Command): void {
     .option('--json', 'print one JSON document on stdout')
     .action((idText: string, flags: ByFlag) =>
       withControl(async (control) => {
-        const approved = await control.approveEnvelope(parseId('ID', idText), declaredPerson(flags.by));
+        const id = parseId('ID', idText);
+        const person = await declaredPerson(flags.by);
+        const approved = await control.approveEnvelope(id, person);
         const state =
           approved.activeAt === null
             ? `${approved.approvedBy.length} of ${approved.approversRequired} approvals`
             : 'active';
-        printEnvelope(
-          approved,
-          flags.json,
-          `envelope ${approved.id}: approved by ${declaredPerson(flags.by)} (${state})`,
-        );
+        printEnvelope(approved, flags.json, `envelope ${approved.id}: approved by ${person} (${state})`);
       }),
     );
   envelope
@@ -166,8 +162,10 @@ export function registerApprovalCommands(program: Command): void {
     .option('--json', 'print one JSON document on stdout')
     .action((idText: string, flags: ByFlag) =>
       withControl(async (control) => {
-        const revoked = await control.revokeEnvelope(parseId('ID', idText), declaredPerson(flags.by));
-        printEnvelope(revoked, flags.json, `envelope ${revoked.id}: revoked by ${declaredPerson(flags.by)}`);
+        const id = parseId('ID', idText);
+        const person = await declaredPerson(flags.by);
+        const revoked = await control.revokeEnvelope(id, person);
+        printEnvelope(revoked, flags.json, `envelope ${revoked.id}: revoked by ${person}`);
       }),
     );
   envelope
@@ -282,6 +280,9 @@ function parkedTable(parked: readonly ParkedCycle[]): string[] {
 
 async function withControl(work: (control: ApprovalControl) => Promise<void>): Promise<void> {
   try {
+    const { openDatabaseFromSettings } = await import('../app.js');
+    const { loadSettings } = await import('../config/index.js');
+    const { createApprovalControl } = await import('../control/index.js');
     const settings = loadSettings({ env: process.env });
     const { database } = await openDatabaseFromSettings(settings, { maxConnections: 2 });
     try {

@@ -1,19 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
-import {
-  BacktestInputError,
-  DEFAULT_CREDIT_TOTAL,
-  DEFAULT_MAX_GAP_MS,
-  DEFAULT_SETTLE_DELAY_MS,
-  formatReport,
-  readPriceFile,
-  renderChart,
-  reportOf,
-  runBacktest,
-  type SlotDecision,
-} from '../backtest/index.js';
+// The defaults and option parsers from their own light files, eagerly (help and argument errors show them);
+// the backtest and the strategy loader when the command runs.
+import { DEFAULT_CREDIT_TOTAL, DEFAULT_SETTLE_DELAY_MS } from '../backtest/credit-line.js';
+import type { SlotDecision } from '../backtest/index.js';
+import { BacktestInputError } from '../backtest/input-error.js';
+import { DEFAULT_MAX_GAP_MS, readPriceFile } from '../backtest/price-series.js';
 import { type Decimal, parseDecimal } from '../money.js';
-import { formatProblem, loadStrategies, parseDuration, resolveStrategiesPath } from '../strategy/index.js';
+import { parseDuration } from '../strategy/duration.js';
 
 interface BacktestFlags {
   prices: string;
@@ -60,6 +54,8 @@ export function registerBacktestCommands(program: Command): void {
 }
 
 async function runBacktestCommand(flags: BacktestFlags): Promise<void> {
+  const { formatProblem, loadStrategies, resolveStrategiesPath } = await import('../strategy/index.js');
+  const { formatReport, renderChart, reportOf, runBacktest } = await import('../backtest/index.js');
   const loaded = await loadStrategies(resolveStrategiesPath(flags.strategies));
   if (!loaded.valid) {
     process.stderr.write(

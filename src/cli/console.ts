@@ -5,13 +5,9 @@
  * is no service to read (demo mode's sandbox would be a new, empty one). SIGINT and SIGTERM stop it.
  */
 import type { Command } from 'commander';
+import type { FastifyInstance } from 'fastify';
 import type { PurchaseClient } from '../api/index.js';
-import { openDatabaseFromSettings } from '../app.js';
-import { createClientFromSettings, loadSettings, planListeners } from '../config/index.js';
-import { registerConsole } from '../console/server.js';
-import { type Database, openConsoleStore } from '../db/index.js';
-import { handleSignals } from '../engine/index.js';
-import { createReceiverServer, listen } from '../observability/http-server.js';
+import type { Database } from '../db/index.js';
 import { createLogger } from '../observability/logger.js';
 import { printErrorLine } from './terminal.js';
 
@@ -25,8 +21,15 @@ export function registerConsoleCommands(program: Command): void {
 async function runConsole(): Promise<void> {
   let database: Database | undefined;
   let client: PurchaseClient | undefined;
-  const server = createReceiverServer();
+  let server: FastifyInstance | undefined;
   try {
+    const { openDatabaseFromSettings } = await import('../app.js');
+    const { createClientFromSettings, loadSettings, planListeners } = await import('../config/index.js');
+    const { registerConsole } = await import('../console/server.js');
+    const { openConsoleStore } = await import('../db/index.js');
+    const { handleSignals } = await import('../engine/index.js');
+    const { createReceiverServer, listen } = await import('../observability/http-server.js');
+    server = createReceiverServer();
     const settings = loadSettings({ env: process.env });
     const logger = createLogger({ level: settings.log.level, name: 'treasury-bot' });
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
@@ -64,7 +67,7 @@ async function runConsole(): Promise<void> {
     printErrorLine(error, []);
     process.exitCode = 1;
   } finally {
-    await server.close();
+    await server?.close();
     await client?.close();
     await database?.close();
   }

@@ -4,10 +4,7 @@
  * attempts. Channel secrets are scrubbed from everything printed.
  */
 import type { Command } from 'commander';
-import { openDatabaseFromSettings } from '../app.js';
-import { channelSecrets, loadSettings, type Settings } from '../config/index.js';
 import type { Database, NotificationRecord } from '../db/index.js';
-import { sendTestMessage } from '../notify/index.js';
 import { cell, parseCount, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 
 export function registerNotifyCommands(program: Command): void {
@@ -30,6 +27,8 @@ export function registerNotifyCommands(program: Command): void {
 async function runNotifyTest(channel: string, flags: { json?: boolean }): Promise<void> {
   let secrets: string[] = [];
   try {
+    const { channelSecrets, loadSettings } = await import('../config/index.js');
+    const { sendTestMessage } = await import('../notify/index.js');
     const settings = loadSettings({ env: process.env });
     secrets = channelSecrets(settings.notifications);
     const outcome = await sendTestMessage(settings.notifications, channel);
@@ -44,17 +43,19 @@ async function runNotifyTest(channel: string, flags: { json?: boolean }): Promis
 
 async function runNotifications(flags: { json?: boolean; limit: string }): Promise<void> {
   let database: Database | undefined;
-  let settings: Settings | undefined;
+  let secrets: string[] = [];
   try {
     const limit = parseCount('--limit', flags.limit, 1000) ?? 50;
-    settings = loadSettings({ env: process.env });
+    const { openDatabaseFromSettings } = await import('../app.js');
+    const { channelSecrets, loadSettings } = await import('../config/index.js');
+    const settings = loadSettings({ env: process.env });
+    secrets = channelSecrets(settings.notifications);
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 2 }));
     const recent = await database.notifications.listRecent(limit);
-    const secrets = channelSecrets(settings.notifications);
     if (flags.json) printJson({ notifications: recent }, secrets);
     else printLines(render(recent), secrets);
   } catch (error) {
-    printErrorLine(error, settings ? channelSecrets(settings.notifications) : []);
+    printErrorLine(error, secrets);
     process.exitCode = 1;
   } finally {
     await database?.close();

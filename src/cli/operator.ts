@@ -5,11 +5,8 @@
  * Results go to stdout (one JSON document with --json); an error is one line on stderr and exit 1.
  */
 import type { Command } from 'commander';
-import pino from 'pino';
-import { App, openDatabaseFromSettings } from '../app.js';
-import { loadSettings } from '../config/index.js';
-import { type Database, describeTarget } from '../db/index.js';
-import { clearStrategyHalt, type ResolveResult, resolveUnsureCycle } from '../engine/index.js';
+import type { Database } from '../db/index.js';
+import type { ResolveResult } from '../engine/index.js';
 import { commandLineActor } from './people.js';
 import { printErrorLine, printJson, printLines, renderRecord } from './terminal.js';
 
@@ -58,6 +55,7 @@ async function runResolve(cycleText: string, flags: ResolveFlags): Promise<void>
     if ((flags.order === undefined) === (flags.notPlaced !== true)) {
       throw new OperatorArgumentError('INVALID_ARGUMENT', 'give exactly one of --order ID or --not-placed');
     }
+    const { resolveUnsureCycle } = await import('../engine/index.js');
     const result =
       flags.order === undefined
         ? await withDatabase((database) =>
@@ -78,6 +76,9 @@ async function resolveWithService(
   serviceOrderId: string,
   actor: string,
 ): Promise<ResolveResult> {
+  const { App } = await import('../app.js');
+  const { resolveUnsureCycle } = await import('../engine/index.js');
+  const { default: pino } = await import('pino');
   const app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
   try {
     if (app.settings.api.url === undefined) {
@@ -96,6 +97,7 @@ async function resolveWithService(
 
 async function runUnhalt(name: string, flags: { json?: boolean; by?: string }): Promise<void> {
   try {
+    const { clearStrategyHalt } = await import('../engine/index.js');
     const { strategy, wasHalted } = await withDatabase((database) =>
       clearStrategyHalt(database, name, actorOf(flags)),
     );
@@ -109,6 +111,8 @@ async function runUnhalt(name: string, flags: { json?: boolean; by?: string }): 
 }
 
 async function withDatabase<T>(work: (database: Database) => Promise<T>): Promise<T> {
+  const { openDatabaseFromSettings } = await import('../app.js');
+  const { loadSettings } = await import('../config/index.js');
   const settings = loadSettings({ env: process.env });
   const { database } = await openDatabaseFromSettings(settings, { maxConnections: 2 });
   try {
@@ -167,6 +171,9 @@ async function runMigrate(flags: { json?: boolean }): Promise<void> {
   // The connection string may carry a password: it is treated as a secret in every line printed.
   let secrets: string[] = [];
   try {
+    const { openDatabaseFromSettings } = await import('../app.js');
+    const { loadSettings } = await import('../config/index.js');
+    const { describeTarget } = await import('../db/index.js');
     const settings = loadSettings({ env: process.env });
     const { url, dataDir } = settings.database;
     secrets = url ? [url, ...passwordOf(url)] : [];

@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import {
-  BacktestInputError,
-  DEFAULT_MAX_GAP_MS,
-  type PriceSeries,
-  readPriceFile,
-} from '../backtest/index.js';
+// What help and the option parsers need, eagerly, from files of their own; the simulator and its web
+// framework when the command runs. The faults' schema brings zod (~6 MB of RSS on `--version`), kept so that
+// a bad --faults stays commander's argument error; every command that reads settings loads zod anyway.
+import { BacktestInputError } from '../backtest/input-error.js';
+import { DEFAULT_MAX_GAP_MS, type PriceSeries, readPriceFile } from '../backtest/price-series.js';
 import { parseDecimal } from '../money.js';
 import { createLogger } from '../observability/logger.js';
-import { DEMO_TOKEN, type FaultConfig, faultConfigSchema, startSandbox } from '../sandbox/index.js';
-import { parseDuration } from '../strategy/index.js';
+import { faultConfigSchema } from '../sandbox/faults.js';
+import type { FaultConfig } from '../sandbox/index.js';
+import { parseDuration } from '../strategy/duration.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
@@ -81,6 +81,7 @@ export function registerSandboxCommands(program: Command): void {
 }
 
 async function runSandbox(flags: SandboxFlags): Promise<void> {
+  const { DEMO_TOKEN, startSandbox } = await import('../sandbox/index.js');
   const tokens = flags.token.length > 0 ? flags.token : [DEMO_TOKEN];
   // The control API can change faults and read every order: its token is never the public demo token. Without
   // one given, a fresh one is made for this start and printed once, below, outside the (scrubbing) log.

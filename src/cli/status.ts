@@ -3,8 +3,6 @@
  * operator (unsure cycles, halted strategies, the kill switch). Reads the database only; never the service.
  */
 import type { Command } from 'commander';
-import { openDatabaseFromSettings } from '../app.js';
-import { loadSettings } from '../config/index.js';
 import type { Cycle, Database, FigureDifference, OrderRecord } from '../db/index.js';
 import { cell, parseCount, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 
@@ -38,6 +36,8 @@ async function runStatus(flags: { json?: boolean; limit: string }): Promise<void
   let database: Database | undefined;
   try {
     const limit = parseCount('--limit', flags.limit, 1000) ?? 20;
+    const { openDatabaseFromSettings } = await import('../app.js');
+    const { loadSettings } = await import('../config/index.js');
     const settings = loadSettings({ env: process.env });
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 2 }));
     const report = await readStatus(database, limit, new Date());

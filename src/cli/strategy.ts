@@ -6,10 +6,7 @@
  * stderr and exit 1.
  */
 import type { Command } from 'commander';
-import { openDatabaseFromSettings } from '../app.js';
-import { loadSettings } from '../config/index.js';
-import { type Database, type StrategyVersion, StrategyVersionError } from '../db/index.js';
-import { AUTOMATION } from '../engine/index.js';
+import type { Database, StrategyVersion } from '../db/index.js';
 import {
   CliArgumentError,
   cell,
@@ -62,7 +59,7 @@ export function registerStrategyCommands(program: Command): void {
     .action((name: string, flags: { version: string }) =>
       withDatabase(async (database) => {
         const number = parseVersion(flags.version);
-        const version = findVersion(await versionsOf(database, name), name, number);
+        const version = await findVersion(await versionsOf(database, name), name, number);
         process.stdout.write(
           version.diff === '' ? `version ${number} of ${name}: no change\n` : version.diff,
         );
@@ -78,7 +75,7 @@ export function registerStrategyCommands(program: Command): void {
     .action((name: string, flags: { version: string; by?: string; json?: boolean }) =>
       withDatabase(async (database) => {
         const number = parseVersion(flags.version);
-        const person = personOf(flags.by);
+        const person = await personOf(flags.by);
         const approved = await database.strategyVersions.approve(name, number, person);
         if (flags.json) printJson(summaryOf(approved), []);
         else
@@ -93,13 +90,19 @@ export function registerStrategyCommands(program: Command): void {
 }
 
 async function versionsOf(database: Database, name: string): Promise<StrategyVersion[]> {
+  const { StrategyVersionError } = await import('../db/index.js');
   const versions = await database.strategyVersions.list(name);
   if (versions.length === 0)
     throw new StrategyVersionError('STRATEGY_NOT_FOUND', `no strategy "${name}" has versions`);
   return versions;
 }
 
-function findVersion(versions: readonly StrategyVersion[], name: string, number: number): StrategyVersion {
+async function findVersion(
+  versions: readonly StrategyVersion[],
+  name: string,
+  number: number,
+): Promise<StrategyVersion> {
+  const { StrategyVersionError } = await import('../db/index.js');
   const version = versions.find((candidate) => candidate.version === number);
   if (!version) {
     throw new StrategyVersionError(
@@ -135,8 +138,9 @@ function parseVersion(text: string): number {
 }
 
 /** The declared person, who may not be the worker's own name: it records versions and never approves them. */
-function personOf(by: string | undefined): string {
-  const person = declaredPerson(by);
+async function personOf(by: string | undefined): Promise<string> {
+  const { AUTOMATION } = await import('../engine/index.js');
+  const person = await declaredPerson(by);
   if (person === AUTOMATION)
     throw new CliArgumentError(`"${AUTOMATION}" is the worker's name, not a person who can approve`);
   return person;
@@ -144,6 +148,8 @@ function personOf(by: string | undefined): string {
 
 async function withDatabase(work: (database: Database) => Promise<void>): Promise<void> {
   try {
+    const { openDatabaseFromSettings } = await import('../app.js');
+    const { loadSettings } = await import('../config/index.js');
     const settings = loadSettings({ env: process.env });
     const { database } = await openDatabaseFromSettings(settings, { maxConnections: 2 });
     try {

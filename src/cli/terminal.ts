@@ -4,7 +4,6 @@
  * operator arguments, each failing with one sentence that names the argument, the expected form and what
  * was given.
  */
-import { checkPerson } from '../control/index.js';
 import { type Decimal, isDecimal, parseDecimal, toDecimalText } from '../money.js';
 import { scrubSecrets } from '../observability/logger.js';
 
@@ -90,9 +89,14 @@ export class CliArgumentError extends Error {
  * The person a decision is recorded for: `--by`, else TREASURY_ACTOR. There is no login fallback: an approval
  * names who gave it.
  */
-export function declaredPerson(by: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+export async function declaredPerson(
+  by: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   const person = by?.trim() || env.TREASURY_ACTOR?.trim();
   if (!person) throw new CliArgumentError('say who acts: give --by PERSON or set TREASURY_ACTOR');
+  // Loaded here: the rule's module brings the database layer, which this file must not load for every command.
+  const { checkPerson } = await import('../control/index.js');
   checkPerson(person);
   return person;
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { formatProblem as formatSettingsProblem, loadSettings, SettingsError } from '../config/index.js';
-import { formatProblem, type LoadResult, loadStrategies, resolveStrategiesPath } from '../strategy/index.js';
+import type { LoadResult } from '../strategy/index.js';
+// The problem formatter alone, eagerly; the strategy loader (zod, yaml) when the command runs.
+import { formatProblem } from '../strategy/problems.js';
 
 interface ValidateFlags {
   json?: boolean;
@@ -21,8 +22,9 @@ export function registerValidateCommands(program: Command): void {
 }
 
 async function runValidate(path: string | undefined, flags: ValidateFlags): Promise<void> {
+  const { loadStrategies, resolveStrategiesPath } = await import('../strategy/index.js');
   const result = await loadStrategies(resolveStrategiesPath(path));
-  const settingsProblems = readSettingsProblems();
+  const settingsProblems = await readSettingsProblems();
   if (flags.json) process.stdout.write(`${JSON.stringify(toJson(result, settingsProblems))}\n`);
   else printHuman(result, settingsProblems);
   // exitCode rather than exit(): stdout may be a pipe that has not been flushed yet.
@@ -38,7 +40,12 @@ interface ProblemView {
 }
 
 /** The worker settings (TREASURY_CONFIG and env) are checked too: a bad port stops `run` as surely as a bad file. */
-function readSettingsProblems(): ProblemView[] {
+async function readSettingsProblems(): Promise<ProblemView[]> {
+  const {
+    formatProblem: formatSettingsProblem,
+    loadSettings,
+    SettingsError,
+  } = await import('../config/index.js');
   try {
     loadSettings({ env: process.env });
     return [];

@@ -4,21 +4,9 @@
  * lines of `once` and the admin commands go to stderr so they never mix with results.
  */
 import type { Command } from 'commander';
-import pino from 'pino';
-import { App, openDatabaseFromSettings } from '../app.js';
-import { loadSettings } from '../config/index.js';
-import { isConnectionLoss, openConsoleStore } from '../db/index.js';
-import {
-  createLimiter,
-  handleSignals,
-  isOkOutcome,
-  Maintenance,
-  recordStrategiesSeen,
-  resolveStrategyVersions,
-  runCycle,
-  type VersionedStrategies,
-} from '../engine/index.js';
-import { loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
+import type { App } from '../app.js';
+import type { VersionedStrategies } from '../engine/index.js';
+import type { Strategy } from '../strategy/index.js';
 import { commandLineActor } from './people.js';
 import { cell, printErrorLine, printJson, printLines, renderRecord, renderTable } from './terminal.js';
 
@@ -73,9 +61,11 @@ function collect(value: string, previous: string[]): string[] {
 async function runWorker(): Promise<void> {
   let app: App | undefined;
   try {
+    const { App } = await import('../app.js');
+    const { handleSignals } = await import('../engine/index.js');
     app = new App({ mode: 'run' });
     const running = app;
-    tolerateLostConnectionRejections(running);
+    await tolerateLostConnectionRejections(running);
     let dispose = () => {};
     const stopped = new Promise<void>((resolve) => {
       dispose = handleSignals(
@@ -109,7 +99,8 @@ async function runWorker(): Promise<void> {
  * rejection is only a lost connection, which every caller already handles, so it is logged and counted.
  * Anything else still ends the process, as it should.
  */
-function tolerateLostConnectionRejections(app: App): void {
+async function tolerateLostConnectionRejections(app: App): Promise<void> {
+  const { isConnectionLoss } = await import('../db/index.js');
   process.on('unhandledRejection', (reason) => {
     if (!isConnectionLoss(reason)) throw reason;
     app.metrics.databaseErrors.inc({ operation: 'driver' });
@@ -122,6 +113,9 @@ async function switchControl(
   flags: { reason?: string; by?: string; json?: boolean },
 ) {
   try {
+    const { openDatabaseFromSettings } = await import('../app.js');
+    const { loadSettings } = await import('../config/index.js');
+    const { openConsoleStore } = await import('../db/index.js');
     const settings = loadSettings({ env: process.env });
     const { database } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
     try {
@@ -149,6 +143,10 @@ async function switchControl(
 async function runReconcile(flags: { json?: boolean; by?: string }): Promise<void> {
   let app: App | undefined;
   try {
+    const { App } = await import('../app.js');
+    const { openConsoleStore } = await import('../db/index.js');
+    const { Maintenance } = await import('../engine/index.js');
+    const { default: pino } = await import('pino');
     app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
     if (app.settings.api.url === undefined) {
       // A sandbox started now holds no orders: matching against it would declare every unsure cycle absent.
@@ -196,6 +194,11 @@ export async function runOnceCommand(flags: OnceFlags): Promise<void> {
   let app: App | undefined;
   try {
     const slot = parseSlot(flags.slot);
+    const { App } = await import('../app.js');
+    const { createLimiter, isOkOutcome, recordStrategiesSeen, resolveStrategyVersions, runCycle } =
+      await import('../engine/index.js');
+    const { loadStrategiesOrThrow } = await import('../strategy/index.js');
+    const { default: pino } = await import('pino');
     app = new App({ mode: 'once', logDestination: pino.destination({ fd: 2, sync: true }) });
     const loaded = await loadStrategiesOrThrow(app.settings.strategies.path);
     const requested = selectStrategies(loaded.strategies, flags.strategy);

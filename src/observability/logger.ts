@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import pino, { type Logger, type LoggerOptions } from 'pino';
+import type Pino from 'pino';
+import type { Logger, LoggerOptions } from 'pino';
 import type PinoPretty from 'pino-pretty';
 
 export type { Logger };
@@ -11,11 +12,13 @@ export interface LoggerSettings {
   /** Values that must never reach a log line (API token, webhook secret). */
   secrets?: readonly (string | undefined)[];
   /** Where lines go; defaults to stdout (fd 1). Tests pass a stream to capture lines. */
-  destination?: pino.DestinationStream;
+  destination?: Pino.DestinationStream;
   name?: string;
 }
 
 const REDACTED = '[REDACTED]';
+
+const requirePackage = createRequire(import.meta.url);
 
 /**
  * Builds the process logger. Secrets are scrubbed from the final serialized line, not from known paths:
@@ -23,6 +26,9 @@ const REDACTED = '[REDACTED]';
  * those. Secrets shorter than 4 characters are ignored because scrubbing them would mangle ordinary text.
  */
 export function createLogger(settings: LoggerSettings = {}): Logger {
+  // Required here, not imported: every command line loads this module for scrubSecrets, and most commands
+  // (`export orders` among them) never log, so they need not pay pino's ~8 MB of RSS.
+  const pino = requirePackage('pino') as typeof Pino;
   const secrets = (settings.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.length >= 4);
   const options: LoggerOptions = {
     level: settings.level ?? process.env.LOG_LEVEL ?? 'info',
@@ -41,7 +47,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     // pino-pretty runs in-process here (not as a worker transport) so that the streamWrite scrub still
     // applies before anything is printed. Loaded only for a terminal: a deployed worker never pays its
     // ~10 MB of RSS.
-    const pinoPretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+    const pinoPretty = requirePackage('pino-pretty') as typeof PinoPretty;
     const prettyStream = pinoPretty({
       colorize: settings.destination === undefined,
       translateTime: 'SYS:HH:MM:ss.l',

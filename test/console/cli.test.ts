@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../src/console/passwords.js';
-import { openConsoleStore } from '../../src/db/index.js';
+import { openConsoleStore, ROLES } from '../../src/db/index.js';
 import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, startCommand, writeWorkerFiles } from '../support/worker-process.js';
 
@@ -95,6 +95,13 @@ describe('user and audit commands', { timeout: 120_000 }, () => {
       running.child.kill('SIGTERM');
     }
     expect((await running.exited).code).toBe(0);
+  });
+
+  it('names every role in the help of user add', async () => {
+    // The help spells the roles out (it must not load the database layer to read ROLES).
+    const help = await runCommand(['user', 'add', '--help'], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(new RegExp(`--role <role> +one of ${ROLES.join(', ')}\n`));
   });
 
   it.each([
