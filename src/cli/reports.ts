@@ -60,7 +60,12 @@ export function registerReportCommands(program: Command): void {
     .option('--format <format>', 'csv or json', 'csv')
     .option('--output <file>', 'write to this file (replaced only once complete) instead of stdout')
     .option('--excel', 'start the CSV with a UTF-8 byte-order mark, which Excel needs to read UTF-8')
-    .action((flags: RangeFlags & { format: string; output?: string; excel?: boolean }) => runExport(flags));
+    .option('--strategy <name>', "only this strategy's orders (external orders have none)")
+    .option(
+      '--status <status>',
+      'only orders in this settlement state: pending, partial, paid, withdrawn, settled',
+    )
+    .action((flags: ExportFlags) => runExport(flags));
 
   program
     .command('reconcile-report')
@@ -130,25 +135,46 @@ async function runReport(flags: RangeFlags & { by: string; format: string }): Pr
   }
 }
 
-async function runExport(
-  flags: RangeFlags & { format: string; output?: string; excel?: boolean },
-): Promise<void> {
+type ExportFlags = RangeFlags & {
+  format: string;
+  output?: string;
+  excel?: boolean;
+  strategy?: string;
+  status?: string;
+};
+
+async function runExport(flags: ExportFlags): Promise<void> {
   try {
     const { EXPORT_FORMATS, exportOrders } = await import('../reports/index.js');
+    const { SETTLEMENT_STATUSES } = await import('../db/index.js');
     const range = await parseRange(flags);
     const format = parseChoice('--format', flags.format, EXPORT_FORMATS);
     if (flags.excel && format !== 'csv')
       throw new ReportArgumentError('--excel applies to --format csv only');
-    const count = await withReportDatabase(range.settings, (database) =>
-      flags.output === undefined
-        ? exportOrders(database, range.period, process.stdout, { format, excel: flags.excel })
-        : exportToFile(flags.output, (out) =>
-            exportOrders(database, range.period, out, { format, excel: flags.excel }),
-          ),
-    );
+    const filter = {
+      strategy: flags.strategy,
+      status:
+        flags.status === undefined ? undefined : parseChoice('--status', flags.status, SETTLEMENT_STATUSES),
+    };
+    const count = await withReportDatabase(range.settings, async (database) => {
+      // A misspelt name would export an empty ledger that looks like a quiet period.
+      if (filter.strategy !== undefined && (await database.strategies.get(filter.strategy)) === null)
+        throw new ReportArgumentError(
+          `--strategy: no strategy named ${JSON.stringify(filter.strategy)} is recorded`,
+        );
+      const options = { format, excel: flags.excel, filter };
+      return flags.output === undefined
+        ? exportOrders(database, range.period, process.stdout, options)
+        : exportToFile(flags.output, (out) => exportOrders(database, range.period, out, options));
+    });
+    const narrowed = [
+      ...(filter.strategy === undefined ? [] : [`of ${JSON.stringify(filter.strategy)}`]),
+      ...(filter.status === undefined ? [] : [`now ${filter.status}`]),
+    ];
+    const which = narrowed.length === 0 ? '' : ` ${narrowed.join(', ')},`;
     const where = flags.output === undefined ? '' : ` to ${flags.output}`;
     process.stderr.write(
-      `exported ${count} orders placed from ${describeInstant(range.period.start, range.timeZone)} to ${describeInstant(range.period.end, range.timeZone)} (exclusive)${where}\n`,
+      `exported ${count} orders${which} placed from ${describeInstant(range.period.start, range.timeZone)} to ${describeInstant(range.period.end, range.timeZone)} (exclusive)${where}\n`,
     );
   } catch (error) {
     printErrorLine(error, []);

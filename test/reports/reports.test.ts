@@ -326,6 +326,28 @@ describe.skipIf(!onPostgres)(
       expect(rows.filter((row) => row.strategy === ODD)).toHaveLength(3);
     });
 
+    it("narrows the ledger to one strategy's orders, or to one settlement state", async () => {
+      const period = ['export', 'orders', '--from', '2026-03-07', '--to', '2026-03-10'];
+      const odd = await runCommand([...period, '--strategy', ODD], env);
+      expect(odd.code).toBe(0);
+      const oddRows = parse(odd.stdout, { columns: true }) as Record<string, string>[];
+      const expectedOdd = [...inPeriod()].filter((order) => order.strategy === ODD);
+      expect(oddRows.map((row) => row.orderId).sort()).toEqual(
+        expectedOdd.map((order) => order.orderId).sort(),
+      );
+      expect(odd.stderr).toContain(`exported 3 orders of ${JSON.stringify(ODD)},`);
+
+      const paid = await runCommand([...period, '--status', 'paid', '--format', 'json'], env);
+      expect(paid.code).toBe(0);
+      const paidOrders = JSON.parse(paid.stdout).orders as { orderId: string; status: string }[];
+      expect(paidOrders.map((row) => row.orderId)).toEqual([placed.at(-1)!.orderId]);
+      expect(paid.stderr).toContain('exported 1 orders now paid,');
+
+      const both = await runCommand([...period, '--strategy', ODD, '--status', 'paid'], env);
+      expect(both.code).toBe(0);
+      expect(parse(both.stdout, { columns: true })).toEqual([]);
+    });
+
     it('writes the ledger to a file only once complete, with a BOM for Excel, and as JSON', async () => {
       const result = await runCommand(
         ['export', 'orders', '--from', '2026-03-07', '--to', '2026-03-10'],
@@ -448,6 +470,14 @@ describe.skipIf(!onPostgres)(
       [
         ['export', 'orders', '--from', '2026-03-07', '--to', '2026-03-10', '--format', 'xml'],
         '--format must be one of csv, json',
+      ],
+      [
+        ['export', 'orders', '--from', '2026-03-07', '--to', '2026-03-10', '--status', 'cleared'],
+        '--status must be one of pending, partial, paid, withdrawn, settled',
+      ],
+      [
+        ['export', 'orders', '--from', '2026-03-07', '--to', '2026-03-10', '--strategy', 'plain-dac'],
+        '--strategy: no strategy named "plain-dac" is recorded',
       ],
       [['reconcile-report', '--from', '2026-13-01', '--to', '2026-03-10'], '--from must be a date'],
     ])('refuses %j with one line and exit 1', async (args, message) => {
