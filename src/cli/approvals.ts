@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import type { ApprovalControl } from '../control/index.js';
 import type { Envelope, ParkedCycle } from '../db/index.js';
 import { formatDuration } from '../strategy/duration.js';
+import { withCommandDatabase } from './command-database.js';
 import {
   CliArgumentError,
   cell,
@@ -280,16 +281,8 @@ function parkedTable(parked: readonly ParkedCycle[]): string[] {
 
 async function withControl(work: (control: ApprovalControl) => Promise<void>): Promise<void> {
   try {
-    const { openDatabaseFromSettings } = await import('../app.js');
-    const { loadSettings } = await import('../config/index.js');
     const { createApprovalControl } = await import('../control/index.js');
-    const settings = loadSettings({ env: process.env });
-    const { database } = await openDatabaseFromSettings(settings, { maxConnections: 2 });
-    try {
-      await work(createApprovalControl(database));
-    } finally {
-      await database.close();
-    }
+    await withCommandDatabase((database) => work(createApprovalControl(database)));
   } catch (error) {
     printErrorLine(error, []);
     process.exitCode = 1;

@@ -5,8 +5,8 @@
  * Results go to stdout (one JSON document with --json); an error is one line on stderr and exit 1.
  */
 import type { Command } from 'commander';
-import type { Database } from '../db/index.js';
 import type { ResolveResult } from '../engine/index.js';
+import { withCommandDatabase } from './command-database.js';
 import { commandLineActor } from './people.js';
 import { printErrorLine, printJson, printLines, renderRecord } from './terminal.js';
 
@@ -58,7 +58,7 @@ async function runResolve(cycleText: string, flags: ResolveFlags): Promise<void>
     const { resolveUnsureCycle } = await import('../engine/index.js');
     const result =
       flags.order === undefined
-        ? await withDatabase((database) =>
+        ? await withCommandDatabase((database) =>
             resolveUnsureCycle({ database }, cycleId, { kind: 'not_placed' }, actorOf(flags)),
           )
         : await resolveWithService(cycleId, flags.order, actorOf(flags));
@@ -98,7 +98,7 @@ async function resolveWithService(
 async function runUnhalt(name: string, flags: { json?: boolean; by?: string }): Promise<void> {
   try {
     const { clearStrategyHalt } = await import('../engine/index.js');
-    const { strategy, wasHalted } = await withDatabase((database) =>
+    const { strategy, wasHalted } = await withCommandDatabase((database) =>
       clearStrategyHalt(database, name, actorOf(flags)),
     );
     const report = { strategy: strategy.name, halted: strategy.haltedAt !== null, wasHalted };
@@ -107,18 +107,6 @@ async function runUnhalt(name: string, flags: { json?: boolean; by?: string }): 
   } catch (error) {
     printErrorLine(error, []);
     process.exitCode = 1;
-  }
-}
-
-async function withDatabase<T>(work: (database: Database) => Promise<T>): Promise<T> {
-  const { openDatabaseFromSettings } = await import('../app.js');
-  const { loadSettings } = await import('../config/index.js');
-  const settings = loadSettings({ env: process.env });
-  const { database } = await openDatabaseFromSettings(settings, { maxConnections: 2 });
-  try {
-    return await work(database);
-  } finally {
-    await database.close();
   }
 }
 

@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { hashPassword } from '../console/passwords.js';
 import type { ConsoleStore, Role } from '../db/index.js';
+import { withCommandDatabase } from './command-database.js';
 import { cell, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 
 export class PeopleArgumentError extends Error {
@@ -180,16 +181,8 @@ function prompt(question: string): Promise<string> {
 
 async function withStore(work: (store: ConsoleStore) => Promise<void>): Promise<void> {
   try {
-    const { openDatabaseFromSettings } = await import('../app.js');
-    const { loadSettings } = await import('../config/index.js');
     const { openConsoleStore } = await import('../db/index.js');
-    const settings = loadSettings({ env: process.env });
-    const { database } = await openDatabaseFromSettings(settings, { maxConnections: 2 });
-    try {
-      await work(openConsoleStore(database));
-    } finally {
-      await database.close();
-    }
+    await withCommandDatabase((database) => work(openConsoleStore(database)));
   } catch (error) {
     printErrorLine(error, []);
     process.exitCode = 1;

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { Cycle, Database, FigureDifference, OrderRecord } from '../db/index.js';
+import { withCommandDatabase } from './command-database.js';
 import { cell, parseCount, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 
 export function registerStatusCommands(program: Command): void {
@@ -33,21 +34,14 @@ interface StatusReport {
 }
 
 async function runStatus(flags: { json?: boolean; limit: string }): Promise<void> {
-  let database: Database | undefined;
   try {
     const limit = parseCount('--limit', flags.limit, 1000) ?? 20;
-    const { openDatabaseFromSettings } = await import('../app.js');
-    const { loadSettings } = await import('../config/index.js');
-    const settings = loadSettings({ env: process.env });
-    ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 2 }));
-    const report = await readStatus(database, limit, new Date());
+    const report = await withCommandDatabase((database) => readStatus(database, limit, new Date()));
     if (flags.json) printJson(report, []);
     else printLines(renderStatus(report), []);
   } catch (error) {
     printErrorLine(error, []);
     process.exitCode = 1;
-  } finally {
-    await database?.close();
   }
 }
 

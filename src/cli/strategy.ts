@@ -7,6 +7,7 @@
  */
 import type { Command } from 'commander';
 import type { Database, StrategyVersion } from '../db/index.js';
+import { withCommandDatabase } from './command-database.js';
 import {
   CliArgumentError,
   cell,
@@ -148,15 +149,7 @@ async function personOf(by: string | undefined): Promise<string> {
 
 async function withDatabase(work: (database: Database) => Promise<void>): Promise<void> {
   try {
-    const { openDatabaseFromSettings } = await import('../app.js');
-    const { loadSettings } = await import('../config/index.js');
-    const settings = loadSettings({ env: process.env });
-    const { database } = await openDatabaseFromSettings(settings, { maxConnections: 2 });
-    try {
-      await work(database);
-    } finally {
-      await database.close();
-    }
+    await withCommandDatabase(work);
   } catch (error) {
     printErrorLine(error, []);
     process.exitCode = 1;

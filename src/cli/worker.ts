@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import type { App } from '../app.js';
 import type { VersionedStrategies } from '../engine/index.js';
 import type { Strategy } from '../strategy/index.js';
+import { withCommandDatabase } from './command-database.js';
 import { commandLineActor } from './people.js';
 import { cell, printErrorLine, printJson, printLines, renderRecord, renderTable } from './terminal.js';
 
@@ -113,27 +114,24 @@ async function switchControl(
   flags: { reason?: string; by?: string; json?: boolean },
 ) {
   try {
-    const { openDatabaseFromSettings } = await import('../app.js');
-    const { loadSettings } = await import('../config/index.js');
     const { openConsoleStore } = await import('../db/index.js');
-    const settings = loadSettings({ env: process.env });
-    const { database } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
-    try {
-      // The same person as every other command-line decision in the audit log (README, Audit log).
-      const by = flags.by?.trim() || commandLineActor();
-      // Through the console's audited actions: the switch and its audit row in one transaction.
-      const { actions } = openConsoleStore(database);
-      const state =
-        action === 'pause' ? await actions.pauseAll(by, flags.reason ?? null) : await actions.resumeAll(by);
-      if (flags.json) printJson(state, []);
-      else
-        printLines(
-          [state.paused ? `paused by ${by}${state.reason ? `: ${state.reason}` : ''}` : `resumed by ${by}`],
-          [],
-        );
-    } finally {
-      await database.close();
-    }
+    await withCommandDatabase(
+      async (database) => {
+        // The same person as every other command-line decision in the audit log (README, Audit log).
+        const by = flags.by?.trim() || commandLineActor();
+        // Through the console's audited actions: the switch and its audit row in one transaction.
+        const { actions } = openConsoleStore(database);
+        const state =
+          action === 'pause' ? await actions.pauseAll(by, flags.reason ?? null) : await actions.resumeAll(by);
+        if (flags.json) printJson(state, []);
+        else
+          printLines(
+            [state.paused ? `paused by ${by}${state.reason ? `: ${state.reason}` : ''}` : `resumed by ${by}`],
+            [],
+          );
+      },
+      { maxConnections: 1 },
+    );
   } catch (error) {
     printErrorLine(error, []);
     process.exitCode = 1;
