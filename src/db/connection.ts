@@ -9,6 +9,11 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { DatabaseError } from './errors.js';
 import * as schema from './schema.js';
+import {
+  lendingClient,
+  type StatementTransactions,
+  statementTransactions,
+} from './statement-transactions.js';
 
 export type Schema = typeof schema;
 export type DrizzleHandle = PgDatabase<PgQueryResultHKT, Schema>;
@@ -29,6 +34,8 @@ export interface Connection {
   readonly kind: DatabaseKind;
   readonly drizzle: DrizzleHandle;
   withReservedConnection<T>(work: (connection: ReservedConnection) => Promise<T>): Promise<T>;
+  /** Transactions whose statements `build` makes once, not once per transaction (statement-transactions.ts). */
+  statementTransactions<S>(build: (db: DrizzleHandle) => S): StatementTransactions<S>;
   ping(): Promise<void>;
   end(): Promise<void>;
 }
@@ -47,6 +54,17 @@ export function connectPostgres(url: string, maxConnections: number): Connection
     kind: 'postgres',
     drizzle: drizzlePostgres(client, { schema }),
     withReservedConnection: (work) => withOwnSession(url, target, work),
+    statementTransactions: (build) =>
+      statementTransactions(
+        {
+          // postgres.js types the answer as its own unwrapping of T; `work` answers T itself.
+          begin: <T>(work: (tx: postgres.TransactionSql) => Promise<T>) => client.begin(work) as Promise<T>,
+          // Every statement drizzle sends goes through `unsafe`.
+          handle: (lent) =>
+            drizzlePostgres(lendingClient(client, lent, 'unsafe', ['begin', 'reserve']), { schema }),
+        },
+        build,
+      ),
     async ping() {
       try {
         await client`select 1`;

@@ -92,7 +92,7 @@ export function createDatabase(
     kind: connection.kind,
     strategies: createStrategiesRepository(db, clock, notifications),
     strategyVersions: createStrategyVersionsRepository(db, clock, notifications),
-    cycles: createCyclesRepository(db, clock, notifications),
+    cycles: createCyclesRepository(connection, clock, notifications),
     quotes: createQuotesRepository(db),
     orders: createOrdersRepository(db, clock, notifications),
     webhookEvents: createWebhookEventsRepository(db, clock),

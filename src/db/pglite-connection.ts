@@ -4,11 +4,12 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { type Connection, reasonOf } from './connection.js';
 import { DatabaseError } from './errors.js';
 import * as schema from './schema.js';
+import { lendingClient, statementTransactions } from './statement-transactions.js';
 
 export async function connectPglite(options: { dataDir?: string; memory?: boolean }): Promise<Connection> {
   let location = 'memory';
@@ -47,6 +48,15 @@ export function wrapPglite(client: PGlite): Connection {
       work({
         query: async (text, params = []) => (await client.query<Record<string, unknown>>(text, params)).rows,
       }),
+    statementTransactions: (build) =>
+      statementTransactions(
+        {
+          begin: <T>(work: (tx: Transaction) => Promise<T>) => client.transaction(work),
+          // Every statement drizzle sends goes through `query`.
+          handle: (lent) => drizzlePglite(lendingClient(client, lent, 'query', ['transaction']), { schema }),
+        },
+        build,
+      ),
     async ping() {
       try {
         await client.query('select 1');

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
-import type { DrizzleHandle } from '../connection.js';
+import type { Connection, DrizzleHandle } from '../connection.js';
 import { assertLegalTransition, isFinalState } from '../cycle-transitions.js';
 import { cycles } from '../schema.js';
 import type { ClaimSlotInput, Cycle, CyclePatch, CycleState } from '../types.js';
@@ -59,10 +59,11 @@ export interface CyclesRepository {
 const p = sql.placeholder;
 
 export function createCyclesRepository(
-  db: DrizzleHandle,
+  connection: Pick<Connection, 'drizzle' | 'statementTransactions'>,
   clock: () => Date,
   outbox: Outbox = NO_OUTBOX,
 ): CyclesRepository {
+  const db = connection.drizzle;
   const insertClaim = db
     .insert(cycles)
     .values({
@@ -79,7 +80,7 @@ export function createCyclesRepository(
     .returning()
     .prepare('cycles_claim_slot');
 
-  const commitIntent = createIntentCommit(db, clock, outbox);
+  const commitIntent = createIntentCommit(connection, clock, outbox);
   const figures = spendFiguresStatement(db);
 
   const selectById = db

@@ -16,6 +16,7 @@ import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
 import {
+  type Connection,
   type DrizzleExecutor,
   type DrizzleHandle,
   encodedPlaceholder as encoded,
@@ -107,11 +108,11 @@ const p = sql.placeholder;
 
 /**
  * The intent as ONE statement: the quote row and the move to `submitting`, in a CTE. Prepared, on the pool
- * once per repository and on the recheck's transaction each time (a prepared query is bound to the handle
- * that built it): unprepared, postgres.js would spend a round trip describing it before binding it, inside the
- * quote's window (spend-figures.ts says why, bench/README.md "Round trips per cycle" gives the figures).
+ * and on each of the recheck's transaction handles, once (statement-transactions.ts): unprepared, postgres.js
+ * would spend a round trip describing it before binding it, inside the quote's window (spend-figures.ts says
+ * why, bench/README.md "Round trips per cycle" gives the figures).
  */
-function submitStatement(executor: DrizzleExecutor) {
+function submitStatement(executor: DrizzleHandle) {
   const insertQuote = executor.insert(quotes).values(quotePlaceholders('id')).returning({ id: quotes.id });
   const intentQuote = executor.$with('intent_quote', { id: quotes.id }).as(insertQuote.getSQL());
   return executor
@@ -180,8 +181,16 @@ function lockStatement(timeoutMs: number, keys: readonly string[]): SQL {
   return sql`select set_config('statement_timeout', ${timeout}, true), set_config('lock_timeout', ${timeout}, true), ${locks}`;
 }
 
-export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox: Outbox = NO_OUTBOX) {
-  const submitOnPool = submitStatement(db);
+export function createIntentCommit(
+  connection: Pick<Connection, 'drizzle' | 'statementTransactions'>,
+  clock: () => Date,
+  outbox: Outbox = NO_OUTBOX,
+) {
+  const submitOnPool = submitStatement(connection.drizzle);
+  const recheck = connection.statementTransactions((tx) => ({
+    figures: spendFiguresStatement(tx),
+    submit: submitStatement(tx),
+  }));
   return async function commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult> {
     assertLegalTransition(move.from, 'submitting');
     if ('stands' in decision) {
@@ -190,7 +199,7 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox:
     const guard = decision.recheck;
     // Every statement below runs on `tx`: on PGlite the transaction holds the only connection, and a
     // statement sent to the pool meanwhile would wait for it forever.
-    return db.transaction(async (tx) => {
+    return recheck(async (tx, statements) => {
       const now = clock();
       // The locks cannot join the re-read: that statement's snapshot would predate their grant and miss an
       // intent committed while it waited.
@@ -199,7 +208,7 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox:
         lockKeyOfIntent(guard.strategy),
       ];
       await tx.execute(lockStatement(guard.timeoutMs, keys));
-      const figures = await readSpendFigures(spendFiguresStatement(tx), {
+      const figures = await readSpendFigures(statements.figures, {
         strategy: guard.strategy,
         periods: guard.periodsAt(now),
         ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
@@ -218,7 +227,7 @@ export function createIntentCommit(db: DrizzleHandle, clock: () => Date, outbox:
         }
       }
       if (verdict.action === 'commit') {
-        const cycle = await submit(submitStatement(tx), move, verdict.patch, now, envelopeId);
+        const cycle = await submit(statements.submit, move, verdict.patch, now, envelopeId);
         return { action: 'commit', cycle, ...(envelopeId === null ? {} : { envelopeId }) };
       }
       if (verdict.action === 'park')

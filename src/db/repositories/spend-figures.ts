@@ -12,7 +12,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
-import type { DrizzleExecutor } from '../connection.js';
+import type { DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT, ORDER_UNCONFIRMED, RESERVED_FOR_APPROVAL } from '../cycle-transitions.js';
 import { control, cycles, strategies } from '../schema.js';
 
@@ -53,20 +53,19 @@ export interface FiguresQuery {
 const p = sql.placeholder;
 
 /**
- * The statement, prepared: on the pool once per repository (spendFiguresStatement(db)), on the intent's
- * transaction each time (a prepared query is bound to the handle that built it). Prepared because postgres.js
- * runs a statement drizzle sends unprepared (every `execute` and every builder query without `.prepare`) in
- * two round trips, a Parse and Describe first to learn its parameter types, then the Bind and Execute; a
- * prepared one is described on its first use on each connection and bound in one exchange after that
- * (bench/README.md, "Round trips per cycle"). Rendering the builder costs about 0.15 ms of CPU, well below a
- * round trip, so the transaction builds it anew rather than run it unprepared.
+ * The statement, prepared once: on the pool per repository (spendFiguresStatement(db)), and on each of the
+ * intent's transaction handles (statement-transactions.ts: a prepared query is bound to the handle that built
+ * it). Prepared because postgres.js runs a statement drizzle sends unprepared (every `execute` and every
+ * builder query without `.prepare`) in two round trips, a Parse and Describe first to learn its parameter
+ * types, then the Bind and Execute; a prepared one is described on its first use on each connection and bound
+ * in one exchange after that (bench/README.md, "Round trips per cycle").
  *
  * Every figure comes back as text, the same from both drivers. Credit pending is account-wide (the credit
  * line is one for every strategy): every cycle in flight or unsure counts in full until resolved, and every
  * one placed since the balance read. Placed cycles are found through cycles_state_idx (a placed cycle's
  * updated_at is at or after its submitted_at).
  */
-export function spendFiguresStatement(executor: DrizzleExecutor) {
+export function spendFiguresStatement(executor: DrizzleHandle) {
   const moneyLeft = sql`${cycles.state} in ${[...MONEY_MAY_HAVE_LEFT]}`;
   const since = sql`${p('creditSince')}::timestamptz`;
   return executor
