@@ -12,7 +12,7 @@
  * Here a drizzle handle is built, through drizzle's public constructor, over a stand-in for the driver's
  * client that sends every statement to the transaction the handle is lent to. Handles, with the statements
  * built on them, wait in a free list: one per transaction in flight, made when none is free, never freed (at
- * most as many as transactions ever ran at once). A statement sent through a handle that is not lent, or an
+ * most as many as the driver ever ran transactions at once: its pool's connections). A statement sent through a handle that is not lent, or an
  * attempt to open a transaction through it, fails loudly instead of running outside the transaction.
  */
 import type { DrizzleHandle } from './connection.js';
@@ -50,21 +50,20 @@ export function statementTransactions<Tx, S>(
     });
     return Object.assign(slot, { db, statements: build(db) });
   };
-  return async (work) => {
-    const slot = idle.pop() ?? newSlot();
-    try {
-      return await lender.begin(async (tx) => {
-        slot.lent = tx;
-        try {
-          return await work(slot.db, slot.statements);
-        } finally {
-          slot.lent = undefined;
-        }
-      });
-    } finally {
-      idle.push(slot);
-    }
-  };
+  // The handle is taken once the driver has a connection for the transaction, not before: a burst of
+  // transactions waiting for one of the pool's connections then needs no more handles than the pool has
+  // connections (one on PGlite).
+  return (work) =>
+    lender.begin(async (tx) => {
+      const slot = idle.pop() ?? newSlot();
+      slot.lent = tx;
+      try {
+        return await work(slot.db, slot.statements);
+      } finally {
+        slot.lent = undefined;
+        idle.push(slot);
+      }
+    });
 }
 
 /**
