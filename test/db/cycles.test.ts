@@ -222,6 +222,10 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     expect((await figures()).lastSubmittedAt).toEqual(inFlight.submittedAt);
     const placed = await cycleIn(strategy, at(2), 'placed');
     expect((await figures()).lastSubmittedAt).toEqual(placed.submittedAt);
+    // Stamped after the month by a replica whose clock is ahead: still the latest; one that never left is not.
+    await cycleIn(strategy, at(40), 'failed');
+    const ahead = await cycleIn(strategy, at(30), 'unsure');
+    expect((await figures()).lastSubmittedAt).toEqual(ahead.submittedAt);
 
     await db.strategies.halt(strategy, 'ambiguous');
     await db.control.pause('incident', 'test');

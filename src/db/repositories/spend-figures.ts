@@ -73,8 +73,15 @@ export function spendFiguresStatement(executor: DrizzleHandle) {
       spentDay: sql<string>`coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${p('dayStart')}::timestamptz
         and ${cycles.submittedAt} < ${p('dayEnd')}::timestamptz), 0)::text`,
       spentMonth: sql<string>`coalesce(sum(${cycles.totalCost}), 0)::text`,
-      lastSubmittedAt: sql<string | null>`(select max(${cycles.submittedAt}) from ${cycles}
-        where ${cycles.strategy} = ${p('strategy')} and ${moneyLeft})::text`,
+      // The latest intent of all time: the month's rows are at hand, later ones can only come from a clock
+      // ahead of ours, and earlier ones matter only when the month has none (COALESCE does not run the last
+      // subquery then). One subquery over every intent of the strategy read them all when the planner had no
+      // statistics yet (bench/README.md, "The spend figures grow with the month").
+      lastSubmittedAt: sql<string | null>`coalesce(greatest(max(${cycles.submittedAt}),
+        (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
+          and ${cycles.submittedAt} >= ${p('monthEnd')}::timestamptz)),
+        (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
+          and ${cycles.submittedAt} < ${p('monthStart')}::timestamptz))::text`,
       reserved: sql<string>`(select coalesce(sum(${cycles.totalCost}), 0) from ${cycles}
         where ${cycles.strategy} = ${p('strategy')} and ${cycles.state} in ${[...RESERVED_FOR_APPROVAL]})::text`,
       halted: sql<string>`coalesce((select ${strategies.haltedAt} is not null from ${strategies}
