@@ -35,7 +35,7 @@ export interface Connection {
   readonly drizzle: DrizzleHandle;
   withReservedConnection<T>(work: (connection: ReservedConnection) => Promise<T>): Promise<T>;
   /** Transactions whose statements `build` makes once, not once per transaction (statement-transactions.ts). */
-  statementTransactions<S>(build: (db: DrizzleHandle) => S): StatementTransactions<S>;
+  statementTransactions<S>(build: (db: DrizzleHandle) => S): StatementTransactions<DrizzleHandle, S>;
   ping(): Promise<void>;
   end(): Promise<void>;
 }

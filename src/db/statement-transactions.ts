@@ -11,37 +11,35 @@
  *
  * Here a drizzle handle is built, through drizzle's public constructor, over a stand-in for the driver's
  * client that sends every statement to the transaction the handle is lent to. Handles, with the statements
- * built on them, wait in a free list: one per transaction in flight, made when none is free, never freed (at
- * most as many as the driver ever ran transactions at once: its pool's connections). A statement sent through a handle that is not lent, or an
- * attempt to open a transaction through it, fails loudly instead of running outside the transaction.
+ * built on them, wait in a free list, made when none is free and never freed: at most as many as the driver
+ * ever ran transactions at once (its pool's connections). A statement sent through a handle that is not lent,
+ * or an attempt to open a transaction through it, fails loudly instead of running outside the transaction.
+ * Generic over the handle (`H`, the drizzle handle in connection.ts), so this file imports nothing of ours.
  */
-import type { DrizzleHandle } from './connection.js';
 
 /** Runs `work` in a new transaction, on a handle bound to it and the statements built on that handle. */
-export type StatementTransactions<S> = <T>(
-  work: (tx: DrizzleHandle, statements: S) => Promise<T>,
-) => Promise<T>;
+export type StatementTransactions<H, S> = <T>(work: (tx: H, statements: S) => Promise<T>) => Promise<T>;
 
 /** What one driver lends: its transactions, and a drizzle handle over a client that forwards to one. */
-export interface TransactionLender<Tx> {
+export interface TransactionLender<Tx, H> {
   begin<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** A drizzle handle whose statements go to `lent()`, the transaction the handle is lent to. */
-  handle(lent: () => Tx): DrizzleHandle;
+  handle(lent: () => Tx): H;
 }
 
-interface Slot<Tx, S> {
+interface Slot<Tx, H, S> {
   lent: Tx | undefined;
-  db: DrizzleHandle;
+  db: H;
   statements: S;
 }
 
-export function statementTransactions<Tx, S>(
-  lender: TransactionLender<Tx>,
-  build: (db: DrizzleHandle) => S,
-): StatementTransactions<S> {
-  const idle: Slot<Tx, S>[] = [];
-  const newSlot = (): Slot<Tx, S> => {
-    const slot: Pick<Slot<Tx, S>, 'lent'> = { lent: undefined };
+export function statementTransactions<Tx, H, S>(
+  lender: TransactionLender<Tx, H>,
+  build: (db: H) => S,
+): StatementTransactions<H, S> {
+  const idle: Slot<Tx, H, S>[] = [];
+  const newSlot = (): Slot<Tx, H, S> => {
+    const slot: Pick<Slot<Tx, H, S>, 'lent'> = { lent: undefined };
     const db = lender.handle(() => {
       if (slot.lent === undefined) {
         throw new Error('a statement ran on a transaction handle outside its transaction');

@@ -36,7 +36,7 @@ function signal() {
 describe.each(testBackends())('transactions with statements built once, on %s', (backend) => {
   let test: TestDatabase;
   let builds: number;
-  let run: StatementTransactions<ReturnType<typeof scratchStatements>>;
+  let run: StatementTransactions<DrizzleHandle, ReturnType<typeof scratchStatements>>;
   const committedRows = async () => {
     const [row] = await connectionOf(test.database).drizzle.select({ rows: count() }).from(scratch);
     return row?.rows;
