@@ -100,12 +100,19 @@ describe('following orders through webhooks', () => {
         { timeout: 5_000, interval: 5 },
       );
     }
-    // Every event the service delivered for this order, once more, newest first.
-    const { data: logs } = await bench.client.getAllWebhookLogs({ pageSize: 100 });
-    const payloads = logs
-      .filter((entry) => entry.success && JSON.stringify(entry.payload).includes(serviceOrderId))
-      .map((entry) => entry.payload);
-    expect(payloads.length).toBeGreaterThanOrEqual(5);
+    // Every event the service delivered for this order, once more, newest first. Polling can settle the
+    // order before the service has logged its last delivery, so the log is awaited, not read once.
+    const payloads = await vi.waitFor(
+      async () => {
+        const { data: logs } = await bench.client.getAllWebhookLogs({ pageSize: 100 });
+        const delivered = logs
+          .filter((entry) => entry.success && JSON.stringify(entry.payload).includes(serviceOrderId))
+          .map((entry) => entry.payload);
+        expect(delivered.length).toBeGreaterThanOrEqual(5);
+        return delivered;
+      },
+      { timeout: 5_000, interval: 5 },
+    );
     for (const payload of payloads) {
       const response = await request(`${http.url}/webhooks/${SECRET}`, {
         method: 'POST',
