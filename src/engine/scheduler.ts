@@ -158,7 +158,7 @@ export class Scheduler {
     if (slots.has(slot.getTime())) return false;
     slots.add(slot.getTime());
     const { shares, context } = this.options;
-    if (trigger === 'schedule' && shares && !shares.isFirstClaimant(strategy.name, slot)) {
+    if (trigger === 'schedule' && shares && !shares.isFirstClaimant(strategy.name)) {
       this.held.push({ name: strategy.name, slot, since: context.clock().getTime() });
       this.handoverTimer ??= setTimeout(() => void this.checkHeld(), HANDOVER_CHECK_MS);
       return true;
@@ -196,7 +196,7 @@ export class Scheduler {
       // A strategy removed or disabled since is not run; a changed one runs as it is now.
       const strategy = this.entries.get(entry.name)?.strategy;
       if (!strategy) continue;
-      if (shares?.isFirstClaimant(entry.name, entry.slot) !== false || now - entry.since >= MAX_HOLD_MS) {
+      if (shares?.isFirstClaimant(entry.name) !== false || now - entry.since >= MAX_HOLD_MS) {
         this.enqueue(strategy, entry.slot, 'schedule');
         run++;
       } else {

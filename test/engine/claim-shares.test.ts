@@ -74,7 +74,7 @@ describe('claim shares between live replicas', () => {
     const owners = await ownersAt('split', slot);
     expect(owners.map((row) => row.strategy).sort()).toEqual(list.map((item) => item.name).sort());
     for (const row of owners) {
-      const first = replicas.find(({ shares }) => shares.isFirstClaimant(row.strategy, slot))!;
+      const first = replicas.find(({ shares }) => shares.isFirstClaimant(row.strategy))!;
       expect(row.owner, row.strategy).toBe(first.shares.self);
     }
     const counts = ['replica-a', 'replica-b'].map((id) => owners.filter((row) => row.owner === id).length);
@@ -92,7 +92,7 @@ describe('claim shares between live replicas', () => {
     scheduler.start(list);
     for (const item of list) scheduler.dispatch(item, slot, 'schedule');
     await scheduler.settled();
-    const own = list.filter((item) => shares.isFirstClaimant(item.name, slot)).length;
+    const own = list.filter((item) => shares.isFirstClaimant(item.name)).length;
     expect(own).toBeGreaterThan(0);
     expect(own).toBeLessThan(list.length);
     expect((await ownersAt('gone', slot)).length).toBe(own);
@@ -121,9 +121,9 @@ describe('claim shares between live replicas', () => {
     scheduler.start(list);
     for (const item of list) scheduler.dispatch(item, slot, 'schedule');
     await scheduler.settled();
-    const own = list.filter((item) => shares.isFirstClaimant(item.name, slot)).length;
+    const own = list.filter((item) => shares.isFirstClaimant(item.name)).length;
     // One of replica-b's slots was claimed meanwhile (by it, late): that one is left alone.
-    const taken = list.find((item) => !shares.isFirstClaimant(item.name, slot))!;
+    const taken = list.find((item) => !shares.isFirstClaimant(item.name))!;
     await b.database.cycles.claimSlot({
       strategy: taken.name,
       slot,
