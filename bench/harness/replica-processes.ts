@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
 import { REPOSITORY_ROOT } from './bench-engine.js';
 
 export interface ReplicaSpec {
@@ -23,6 +24,8 @@ export interface ReplicaProcesses {
   ready(timeoutMs: number): Promise<void>;
   /** SIGTERM (the graceful stop that drains cycles) and wait for every exit. */
   stop(): Promise<void>;
+  /** CPU seconds the replicas used so far, user and system (Linux /proc; NaN elsewhere). */
+  cpuSeconds(): Promise<number>;
 }
 
 const KEPT_LINES = 30;
@@ -91,6 +94,10 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
         clearTimeout(timer);
       }
     },
+    async cpuSeconds() {
+      const each = await Promise.all(children.map((child) => processCpuSeconds(child.pid)));
+      return each.reduce((sum, seconds) => sum + seconds, 0);
+    },
     async stop() {
       stopping = true;
       await Promise.all(
@@ -105,4 +112,33 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
       );
     },
   };
+}
+
+/** utime + stime of one process, from /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s). */
+async function processCpuSeconds(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces: the fields are counted after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** USER_HZ, 100 on every Linux architecture Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Busy CPU seconds of the whole machine so far, all cores (Linux /proc/stat; NaN elsewhere). */
+export async function machineBusySeconds(): Promise<number> {
+  try {
+    const [line] = (await readFile('/proc/stat', 'utf8')).split('\n');
+    // cpu user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+    const ticks = line!.trim().split(/\s+/).slice(1, 9).map(Number);
+    const busy = ticks.reduce((sum, value) => sum + value, 0) - ticks[3]! - ticks[4]!;
+    return busy / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
 }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { loadSettings } from '../../src/config/index.js';
 import { dcaStrategyYaml } from '../harness/bench-engine.js';
-import { startReplicas } from '../harness/replica-processes.js';
+import { machineBusySeconds, startReplicas } from '../harness/replica-processes.js';
 import { formatMs, type ReportRow } from '../harness/report.js';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
 import { percentile, round } from '../harness/stats.js';
@@ -42,6 +42,11 @@ export interface ReplicaBurstResult {
   lagMs: { first: number; p50: number; last: number };
   /** From the slot until no cycle of the slot was in flight. */
   allFinalMs: number;
+  /**
+   * CPU seconds over that time: the replicas', and the whole machine's (replicas, PostgreSQL, sandbox and
+   * this bench): steadier than the lags on a shared machine, and what bounds them on two cores.
+   */
+  cpuSeconds: { replicas: number; machine: number };
 }
 
 const IN_FLIGHT = ['claimed', 'quoted', 'submitting'];
@@ -100,8 +105,15 @@ export async function runReplicaBurstSection(
     process.stderr.write(
       `bench: ${options.name}: ${options.replicas} replicas ready; slot ${slot.toISOString()}\n`,
     );
+    // The CPU count starts at the slot: starting and loading are not the burst's.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, slot.getTime() - Date.now())));
+    const cpuAtSlot = { replicas: await replicas.cpuSeconds(), machine: await machineBusySeconds() };
     const states = await waitUntilFinal(sql, options.name, slot, options.strategies);
     const allFinalMs = Date.now() - slot.getTime();
+    const cpuSeconds = {
+      replicas: round((await replicas.cpuSeconds()) - cpuAtSlot.replicas, 2),
+      machine: round((await machineBusySeconds()) - cpuAtSlot.machine, 2),
+    };
     const ledger = (await sandbox.ledger()).filter((order) => Date.parse(order.createdAt) >= slot.getTime());
     const ours = await sql<{ quoteId: string }[]>`
       select q.quote_id as "quoteId" from quotes q join cycles c on c.id = q.cycle_id
@@ -124,6 +136,7 @@ export async function runReplicaBurstSection(
         last: lags.at(-1) ?? Number.NaN,
       },
       allFinalMs,
+      cpuSeconds,
     };
     return { result, rows: rowsOf(options, result) };
   } finally {
@@ -184,6 +197,11 @@ function rowsOf(options: ReplicaBurstOptions, result: ReplicaBurstResult): Repor
       metric: 'order lag after the slot: first / median / last',
       value: `${formatMs(lagMs.first)} / ${formatMs(lagMs.p50)} / ${formatMs(lagMs.last)}`,
       ...(goal === undefined ? {} : { target: `last <= ${formatMs(goal)}`, met: lagMs.last <= goal }),
+    },
+    {
+      section,
+      metric: 'CPU from the slot until every cycle was final: replicas / whole machine',
+      value: `${result.cpuSeconds.replicas} s / ${result.cpuSeconds.machine} s (in ${formatMs(result.allFinalMs)})`,
     },
   ];
 }
