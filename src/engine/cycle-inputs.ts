@@ -1,5 +1,5 @@
 import { type Balance, isPurchaseApiError } from '../api/index.js';
-import type { Cycle } from '../db/index.js';
+import type { Cycle, SpendFigures } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import {
   type BudgetPeriods,
@@ -26,19 +26,21 @@ export interface CycleInputs {
   lastSubmittedAt?: Date;
 }
 
+/** The spend figures the slot's claim read with it (cycle.ts), and the periods they were summed in. */
+export interface FiguresRead {
+  periods: BudgetPeriods;
+  figures: SpendFigures;
+}
+
+/** `read`: the figures the claim returned; absent (a cycle approved and claimed back), they are read now. */
 export async function readCycleInputs(
   context: EngineContext,
   strategy: Strategy,
   cycle: Cycle,
+  read?: FiguresRead,
 ): Promise<CycleInputs> {
   const { database } = context;
-  // Budgets cap what leaves the account per calendar period: a cycle is charged to the period (in the
-  // strategy's zone) of the moment its intent is committed, whatever its slot (a past `--slot`, a late
-  // missed slot). These figures are read now; the commit re-reads them for its own instant.
-  const periods = budgetPeriods(strategy.timezone, context.clock());
-  const figures = await withDatabase(context, 'cycle_inputs', () =>
-    database.cycles.spendFigures({ strategy: strategy.name, periods }),
-  );
+  const { periods, figures } = read ?? (await readFigures(context, strategy));
   const inputs: CycleInputs = {
     halted: figures.halted,
     periods,
@@ -71,4 +73,14 @@ export async function readCycleInputs(
   );
   inputs.balanceSnapshotId = snapshot.id;
   return inputs;
+}
+
+async function readFigures(context: EngineContext, strategy: Strategy): Promise<FiguresRead> {
+  // A cycle is charged to the budget period of its intent's moment; these are the figures of now, and the
+  // commit re-reads them for its own instant.
+  const periods = budgetPeriods(strategy.timezone, context.clock());
+  const figures = await withDatabase(context, 'cycle_inputs', () =>
+    context.database.cycles.spendFigures({ strategy: strategy.name, periods }),
+  );
+  return { periods, figures };
 }

@@ -3,13 +3,13 @@
  * the intent → order (placement.ts). Whatever happens, the cycle ends recorded with a reason code, and the
  * worker goes on with its other strategies.
  */
-import type { Cycle, CycleTrigger } from '../db/index.js';
+import type { Cycle, CycleTrigger, SpendFigures } from '../db/index.js';
 import { errorCodeOf, messageOf } from '../errors.js';
 import type { Decimal } from '../money.js';
-import { evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
+import { budgetPeriods, evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
 import { announceCycle } from './announce.js';
 import type { EngineContext } from './context.js';
-import { readCycleInputs } from './cycle-inputs.js';
+import { type FiguresRead, readCycleInputs } from './cycle-inputs.js';
 import { CycleRecord } from './cycle-record.js';
 import { withDatabase } from './engine-errors.js';
 import { type ApprovalState, traceAsJson } from './intent.js';
@@ -27,16 +27,23 @@ export async function runCycle(context: EngineContext, request: CycleRequest): P
   const { strategy, slot, trigger } = request;
   const startTick = performance.now();
   const timing: CycleTiming = { quotes: 0, quoteMs: null, quoteToOrderMs: null };
-  let claimed: Cycle | null;
+  let claimed: { cycle: Cycle; figures: SpendFigures } | null;
+  // Budgets cap what leaves the account per calendar period: a cycle is charged to the period (in the
+  // strategy's zone) of the moment its intent is committed, whatever its slot (a past `--slot`, a late
+  // missed slot). The claim reads the figures of this moment's periods; the commit re-reads them for its own.
+  const periods = budgetPeriods(strategy.timezone, context.clock());
   try {
     claimed = await withDatabase(context, 'claim_slot', () =>
-      context.database.cycles.claimSlot({
-        strategy: strategy.name,
-        strategyVersion: strategy.version ?? null,
-        slot,
-        trigger,
-        owner: context.replicaId,
-      }),
+      context.database.cycles.claimSlotWithFigures(
+        {
+          strategy: strategy.name,
+          strategyVersion: strategy.version ?? null,
+          slot,
+          trigger,
+          owner: context.replicaId,
+        },
+        periods,
+      ),
     );
   } catch (error) {
     const report = unrecordedReport(strategy.name, slot, 'failed', reasonOfError(error), strategy.amount);
@@ -51,7 +58,8 @@ export async function runCycle(context: EngineContext, request: CycleRequest): P
     const report = unrecordedReport(strategy.name, slot, 'skipped', 'slot_already_claimed', strategy.amount);
     return announceCycle(context, report, factsOf(trigger, startTick, timing, null, null));
   }
-  return driveClaimed(context, strategy, claimed, undefined, startTick, timing);
+  const { cycle, figures } = claimed;
+  return driveClaimed(context, strategy, cycle, undefined, startTick, timing, { periods, figures });
 }
 
 /**
@@ -75,12 +83,13 @@ async function driveClaimed(
   approval: ApprovalState,
   startTick: number,
   timing: CycleTiming,
+  read?: FiguresRead,
 ): Promise<CycleReport> {
   const record = new CycleRecord(context, claimed);
   let failure: unknown;
   let fallbackReason: EngineReason = 'internal_error';
   try {
-    await driveCycle(context, strategy, record, timing, approval);
+    await driveCycle(context, strategy, record, timing, approval, read);
   } catch (error) {
     failure = error;
     fallbackReason = reasonOfError(error);
@@ -109,12 +118,13 @@ async function driveCycle(
   record: CycleRecord,
   timing: CycleTiming,
   approval: ApprovalState,
+  read: FiguresRead | undefined,
 ): Promise<void> {
   if (await withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused())) {
     await record.move('skipped', { reasonCode: 'paused' });
     return;
   }
-  const inputs = await readCycleInputs(context, strategy, record.cycle);
+  const inputs = await readCycleInputs(context, strategy, record.cycle, read);
   if (inputs.halted) {
     await record.move('skipped', { reasonCode: 'strategy_halted' });
     return;

@@ -63,4 +63,16 @@ describe.runIf(testBackends().includes('postgres'))('round trips of a buy cycle'
       expect(counter.exchanges()).toBe(kinds.length);
     }
   });
+
+  it('buys a plain strategy in three statements: the claim with the spend figures, the intent, the record', async () => {
+    const plain = strategy({ name: 'round-trips-plain' });
+    await recordStrategiesSeen(context, [plain]);
+    const cycle = () => runCycle(context, { strategy: plain, slot: freshSlot(), trigger: 'once' });
+    expect((await cycle()).outcome).toBe('placed');
+    counter.reset();
+    expect((await cycle()).outcome).toBe('placed');
+    // Four before the claim returned the figures the first rules read (halted, budgets, cooldown).
+    expect(counter.log().map((statement) => statement.kind)).toEqual(['with', 'with', 'with']);
+    expect(counter.exchanges()).toBe(3);
+  });
 });

@@ -9,14 +9,22 @@ import { createIntentCommit, type IntentDecision, type IntentMove, type IntentRe
 import { announcesMove, cycleMoved, NO_OUTBOX, type Outbox } from './notification-events.js';
 import {
   type FiguresQuery,
+  figuresParameters,
   readSpendFigures,
   type SpendFigures,
+  spendFiguresQuery,
   spendFiguresStatement,
+  toSpendFigures,
 } from './spend-figures.js';
 
 export interface CyclesRepository {
   /** Claims a strategy slot for this replica; null when it was already claimed (by anyone, ever). */
   claimSlot(input: ClaimSlotInput): Promise<Cycle | null>;
+  /** claimSlot, and in the same statement the strategy's spend figures in these periods (spendFigures). */
+  claimSlotWithFigures(
+    input: ClaimSlotInput,
+    periods: FiguresQuery['periods'],
+  ): Promise<{ cycle: Cycle; figures: SpendFigures } | null>;
   /**
    * Compare-and-set move `from → to`. Throws IllegalTransitionError (ILLEGAL_TRANSITION) for a move the
    * state machine forbids; returns null when the cycle is no longer in `from` (someone else moved it).
@@ -66,20 +74,31 @@ export function createCyclesRepository(
   outbox: Outbox = NO_OUTBOX,
 ): CyclesRepository {
   const db = connection.drizzle;
+  // The claim and the figures the cycle's rules read first, in one exchange: the figures are of the
+  // strategy's other cycles (the statement's snapshot does not hold the row it inserts), and a lost claim
+  // answers no row at all.
+  const claim = db.$with('claim').as(
+    db
+      .insert(cycles)
+      .values({
+        strategy: p('strategy'),
+        strategyVersion: p('strategyVersion'),
+        slot: p('slot'),
+        trigger: p('trigger'),
+        owner: p('owner'),
+        state: 'claimed',
+        claimedAt: p('now'),
+        updatedAt: p('now'),
+      })
+      .onConflictDoNothing({ target: [cycles.strategy, cycles.slot] })
+      .returning(),
+  );
+  const figuresOfClaim = spendFiguresQuery(db).as('figures');
   const insertClaim = db
-    .insert(cycles)
-    .values({
-      strategy: p('strategy'),
-      strategyVersion: p('strategyVersion'),
-      slot: p('slot'),
-      trigger: p('trigger'),
-      owner: p('owner'),
-      state: 'claimed',
-      claimedAt: p('now'),
-      updatedAt: p('now'),
-    })
-    .onConflictDoNothing({ target: [cycles.strategy, cycles.slot] })
-    .returning()
+    .with(claim)
+    .select()
+    .from(claim)
+    .crossJoin(figuresOfClaim)
     .prepare('cycles_claim_slot');
 
   const commitIntent = createIntentCommit(connection, clock, outbox);
@@ -118,20 +137,30 @@ export function createCyclesRepository(
 
   const first = (rows: (typeof cycles.$inferSelect)[]) => (rows[0] ? toCycle(rows[0]) : null);
 
+  const claimWithFigures: CyclesRepository['claimSlotWithFigures'] = async (
+    { strategy, strategyVersion, slot, trigger, owner },
+    periods,
+  ) => {
+    const [row] = await insertClaim.execute({
+      ...figuresParameters({ strategy, periods }),
+      strategyVersion: strategyVersion ?? null,
+      slot,
+      trigger,
+      owner,
+      now: clock(),
+    });
+    return row ? { cycle: toCycle(row.claim), figures: toSpendFigures(row.figures) } : null;
+  };
+
   return {
-    async claimSlot({ strategy, strategyVersion, slot, trigger, owner }) {
+    async claimSlot(input) {
+      // Periods of no length: the figures, unused here, read no intent.
       const now = clock();
-      return first(
-        await insertClaim.execute({
-          strategy,
-          strategyVersion: strategyVersion ?? null,
-          slot,
-          trigger,
-          owner,
-          now,
-        }),
-      );
+      const none = { start: now, end: now };
+      return (await claimWithFigures(input, { day: none, month: none }))?.cycle ?? null;
     },
+
+    claimSlotWithFigures: claimWithFigures,
 
     async transition(id, from, to, patch = {}, { audit } = {}) {
       assertLegalTransition(from, to);

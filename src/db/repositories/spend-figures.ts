@@ -66,13 +66,22 @@ const p = sql.placeholder;
  * updated_at is at or after its submitted_at).
  */
 export function spendFiguresStatement(executor: DrizzleHandle) {
+  return spendFiguresQuery(executor).prepare('spend_figures');
+}
+
+/**
+ * The select itself, for the statement above and as the subquery the slot's claim returns with the claimed
+ * row (cycles.ts): every figure aliased, as a subquery's raw fields must be.
+ */
+export function spendFiguresQuery(executor: DrizzleHandle) {
   const moneyLeft = sql`${cycles.state} in ${[...MONEY_MAY_HAVE_LEFT]}`;
   const since = sql`${p('creditSince')}::timestamptz`;
   return executor
     .select({
-      spentDay: sql<string>`coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${p('dayStart')}::timestamptz
-        and ${cycles.submittedAt} < ${p('dayEnd')}::timestamptz), 0)::text`,
-      spentMonth: sql<string>`coalesce(sum(${cycles.totalCost}), 0)::text`,
+      spentDay:
+        sql<string>`coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${p('dayStart')}::timestamptz
+        and ${cycles.submittedAt} < ${p('dayEnd')}::timestamptz), 0)::text`.as('spent_day'),
+      spentMonth: sql<string>`coalesce(sum(${cycles.totalCost}), 0)::text`.as('spent_month'),
       // The latest intent of all time: the month's rows are at hand, later ones can only come from a clock
       // ahead of ours, and earlier ones matter only when the month has none (COALESCE does not run the last
       // subquery then). One subquery over every intent of the strategy read them all when the planner had no
@@ -81,43 +90,58 @@ export function spendFiguresStatement(executor: DrizzleHandle) {
         (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
           and ${cycles.submittedAt} >= ${p('monthEnd')}::timestamptz)),
         (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
-          and ${cycles.submittedAt} < ${p('monthStart')}::timestamptz))::text`,
+          and ${cycles.submittedAt} < ${p('monthStart')}::timestamptz))::text`.as('last_submitted_at'),
       reserved: sql<string>`(select coalesce(sum(${cycles.totalCost}), 0) from ${cycles}
-        where ${cycles.strategy} = ${p('strategy')} and ${cycles.state} in ${[...RESERVED_FOR_APPROVAL]})::text`,
+        where ${cycles.strategy} = ${p('strategy')} and ${cycles.state} in ${[...RESERVED_FOR_APPROVAL]})::text`.as(
+        'reserved',
+      ),
       halted: sql<string>`coalesce((select ${strategies.haltedAt} is not null from ${strategies}
-        where ${strategies.name} = ${p('strategy')}), false)::text`,
-      paused: sql<string>`coalesce((select ${control.paused} from ${control} where ${control.id} = 1), false)::text`,
+        where ${strategies.name} = ${p('strategy')}), false)::text`.as('halted'),
+      paused:
+        sql<string>`coalesce((select ${control.paused} from ${control} where ${control.id} = 1), false)::text`.as(
+          'paused',
+        ),
       creditPending: sql<string | null>`case when ${since} is null then null else (
         coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} in ${[...ORDER_UNCONFIRMED]}), 0)
         + coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} = 'placed'
             and ${cycles.updatedAt} >= ${since} and ${cycles.submittedAt} >= ${since}), 0)
-      )::text end`,
+      )::text end`.as('credit_pending'),
     })
     .from(cycles)
     .where(
       sql`${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
         and ${cycles.submittedAt} >= ${p('monthStart')}::timestamptz and ${cycles.submittedAt} < ${p('monthEnd')}::timestamptz`,
-    )
-    .prepare('spend_figures');
+    );
 }
+
+export type SpendFiguresRow = Awaited<ReturnType<typeof spendFiguresQuery>>[number];
 
 export type SpendFiguresStatement = ReturnType<typeof spendFiguresStatement>;
 
 export async function readSpendFigures(
   statement: SpendFiguresStatement,
-  { strategy, periods, creditSince }: FiguresQuery,
+  query: FiguresQuery,
 ): Promise<SpendFigures> {
-  const rows = await statement.execute({
+  const rows = await statement.execute(figuresParameters(query));
+  // An aggregate without GROUP BY answers exactly one row.
+  const [row] = rows;
+  if (!row) throw new Error('the spend figures statement returned no row');
+  return toSpendFigures(row);
+}
+
+/** The placeholders' values of spendFiguresQuery. */
+export function figuresParameters({ strategy, periods, creditSince }: FiguresQuery) {
+  return {
     strategy,
     dayStart: periods.day.start.toISOString(),
     dayEnd: periods.day.end.toISOString(),
     monthStart: periods.month.start.toISOString(),
     monthEnd: periods.month.end.toISOString(),
     creditSince: creditSince?.toISOString() ?? null,
-  });
-  // An aggregate without GROUP BY answers exactly one row.
-  const [row] = rows;
-  if (!row) throw new Error('the spend figures statement returned no row');
+  };
+}
+
+export function toSpendFigures(row: SpendFiguresRow): SpendFigures {
   const reserved = new Decimal(row.reserved);
   return {
     spentDay: new Decimal(row.spentDay).plus(reserved),
