@@ -96,11 +96,16 @@ export class Scheduler {
       updates.push({ strategy, hash, schedule: parseCron(strategy.schedule), since: now });
     }
     this.triggers?.add(updates.map((entry) => entry.strategy));
-    for (const entry of updates) this.entries.set(entry.strategy.name, entry);
+    for (const entry of updates) {
+      this.entries.set(entry.strategy.name, entry);
+      // Worked out now, at load, so that a slot's tick finds the answer kept.
+      this.options.shares?.isFirstClaimant(entry.strategy.name);
+    }
     for (const name of this.entries.keys()) {
       if (!wanted.has(name)) {
         this.triggers?.remove(name);
         this.entries.delete(name);
+        this.options.shares?.forget(name);
         summary.removed.push(name);
       }
     }

@@ -57,6 +57,18 @@ describe('claim shares between live replicas', () => {
   }
 
   /** A lost claim is logged at debug level only (announce.ts); the harness keeps debug lines. */
+  /** A burst of `prefix` strategies fired on replica-a alone, with replica-b in its live set; settled. */
+  async function burstOnReplicaA(prefix: string) {
+    const list = await strategies(prefix);
+    const slot = new Date(Math.floor(clock().getTime() / 1_000) * 1_000);
+    const { scheduler, shares } = schedulerOf(a, ['replica-a', 'replica-b']);
+    scheduler.start(list);
+    for (const item of list) scheduler.dispatch(item, slot, 'schedule');
+    await scheduler.settled();
+    const own = list.filter((item) => shares.isFirstClaimant(item.name)).length;
+    return { list, slot, scheduler, shares, own };
+  }
+
   const lostClaims = (bench: EngineBench) =>
     bench.lines.filter((line) => line.msg === 'slot already claimed').length;
 
@@ -87,13 +99,7 @@ describe('claim shares between live replicas', () => {
   });
 
   it('claims the held slots of a first claimant that left the live set, at the next look', async () => {
-    const list = await strategies('gone');
-    const slot = new Date(Math.floor(clock().getTime() / 1_000) * 1_000);
-    const { scheduler, shares } = schedulerOf(a, ['replica-a', 'replica-b']);
-    scheduler.start(list);
-    for (const item of list) scheduler.dispatch(item, slot, 'schedule');
-    await scheduler.settled();
-    const own = list.filter((item) => shares.isFirstClaimant(item.name)).length;
+    const { list, slot, scheduler, shares, own } = await burstOnReplicaA('gone');
     expect(own).toBeGreaterThan(0);
     expect(own).toBeLessThan(list.length);
     expect((await ownersAt('gone', slot)).length).toBe(own);
@@ -115,14 +121,8 @@ describe('claim shares between live replicas', () => {
   });
 
   it('claims a held slot whose live first claimant never takes it once it waited MAX_HOLD_MS', async () => {
-    const list = await strategies('unknown');
-    const slot = new Date(Math.floor(clock().getTime() / 1_000) * 1_000);
     // replica-b beats but does not know these strategies (a roll-out half done): it never claims them.
-    const { scheduler, shares } = schedulerOf(a, ['replica-a', 'replica-b']);
-    scheduler.start(list);
-    for (const item of list) scheduler.dispatch(item, slot, 'schedule');
-    await scheduler.settled();
-    const own = list.filter((item) => shares.isFirstClaimant(item.name)).length;
+    const { list, slot, scheduler, shares, own } = await burstOnReplicaA('unknown');
     // One of replica-b's slots was claimed meanwhile (by it, late): that one is left alone.
     const taken = list.find((item) => !shares.isFirstClaimant(item.name))!;
     await b.database.cycles.claimSlot({
