@@ -20,9 +20,10 @@ export interface StrategiesRepository {
 /**
  * Rows per statement. Not a parameter limit (the rows go as one array per column, bulk.ts) but the first
  * start's peak: all 10,000 strategies of the memory bench in one statement (their configs as one JSON array
- * escaped by the driver in one buffer) raised the loaded RSS from 214-255 MB to 289 MB.
+ * escaped by the driver in one buffer) raised the loaded RSS from 214-255 MB to 289 MB, and 1,000 at a time
+ * still left a few MB more in the old generation than 100 (strategy-versions.ts, SLICE, has the figures).
  */
-const UPSERT_CHUNK = 1_000;
+const UPSERT_CHUNK = 100;
 
 type StrategyRow = typeof strategies.$inferSelect;
 
