@@ -73,7 +73,11 @@ export async function readStatus(database: Database, limit: number, now: Date): 
       since: strategy.haltedAt,
       reason: strategy.haltReason,
     })),
-    recentCycles: recent.map((cycle) => cycleView(cycle, settlement.get(cycle.id) ?? null)),
+    // The settlements are read after the cycles, while the worker goes on: an order recorded in between is
+    // left out for a cycle whose row, as read, names no order, so that each line is one moment's view.
+    recentCycles: recent.map((cycle) =>
+      cycleView(cycle, cycle.serviceOrderId === null ? null : (settlement.get(cycle.id) ?? null)),
+    ),
     unsureCycles: unsure.map((cycle) => cycleView(cycle, null)),
     replicas: replicas.map((replica) => ({
       id: replica.id,
