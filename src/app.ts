@@ -277,7 +277,6 @@ export class App {
       strategiesPath: settings.strategies.path,
       startSignal: this.startAborted.signal,
       versions: this.versionPolicy,
-      shares: liveness.shares,
     });
     this.runningWorker = worker;
     this.onStop('worker', () => worker.stop());

@@ -1,6 +1,5 @@
 /** The worker engine's public surface (composition in src/app.ts; benchmarks and tests build on these). */
 export { type ApiObserver, createApiObserver } from './api-observer.js';
-export { ClaimShares, HANDOVER_CHECK_MS, MAX_HOLD_MS } from './claim-shares.js';
 export {
   type AdaptiveLimit,
   createAdaptiveLimit,

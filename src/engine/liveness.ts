@@ -10,10 +10,9 @@
  * A clean stop removes the row after the worker drained, so it never looks dead.
  */
 import { hostname } from 'node:os';
-import type { Cycle, ReplicaRecord } from '../db/index.js';
+import type { Cycle } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask } from '../runtime/periodic-task.js';
-import { ClaimShares } from './claim-shares.js';
 import type { EngineContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
 import { reconcileCycle } from './reconcile.js';
@@ -26,8 +25,6 @@ export interface LivenessOptions {
 }
 
 export interface Liveness {
-  /** The live replicas' split of scheduled slots, renewed on each beat (claim-shares.ts). */
-  readonly shares: ClaimShares;
   start(): Promise<void>;
   /** Runs one beat and takeover pass now (tests, and the first pass at start). */
   beat(): Promise<string[]>;
@@ -41,7 +38,6 @@ export function createLiveness(context: EngineContext, options: LivenessOptions 
   const goneAfterMs = options.goneAfterMs ?? 3_000;
   const { database, replicaId, logger } = context;
   const self = { id: replicaId, host: hostname(), pid: process.pid };
-  const shares = new ClaimShares(replicaId);
   /** Cycles this replica made unsure in a takeover, reconciled on each beat until settled. */
   const chased = new Map<number, Cycle>();
 
@@ -68,11 +64,9 @@ export function createLiveness(context: EngineContext, options: LivenessOptions 
 
   const beat = async (): Promise<string[]> => {
     await withDatabase(context, 'replica_heartbeat', () => database.replicas.heartbeat(self));
-    const replicas = await withDatabase(context, 'replicas_list', () => database.replicas.list());
-    const silentSince = context.clock().getTime() - goneAfterMs;
-    const isSilent = (replica: ReplicaRecord) => replica.heartbeatAt.getTime() < silentSince;
-    shares.update(replicas.filter((replica) => !isSilent(replica)).map((replica) => replica.id));
-    const gone = replicas.filter((replica) => isSilent(replica) && replica.id !== replicaId);
+    const gone = (
+      await withDatabase(context, 'replicas_gone', () => database.replicas.listGone(goneAfterMs))
+    ).filter((replica) => replica.id !== replicaId);
     for (const replica of gone) {
       const { unsure, ...recovered } = await recoverCyclesOf(context, replica.id);
       for (const cycle of unsure) chased.set(cycle.id, cycle);
@@ -114,7 +108,6 @@ export function createLiveness(context: EngineContext, options: LivenessOptions 
     }),
   ];
   return {
-    shares,
     async start() {
       // A database away at this moment must not stop the start: the first beat registers (it upserts).
       await withDatabase(context, 'replica_register', () => database.replicas.register(self)).catch(

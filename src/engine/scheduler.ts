@@ -2,20 +2,17 @@
  * Fires cycles: node-cron tasks in the strategies' zones as the trigger (shared per schedule,
  * cron-triggers.ts); the slot itself comes from the clock (due-slots.ts), walked over the same parsed
  * expression node-cron was given; a periodic sweep runs slots node-cron missed. A slot is dispatched at
- * most once per process; across processes the unique claim decides, so double firing is harmless, and a
- * scheduled slot another live replica claims first is held back rather than raced for (claim-shares.ts).
- * Cycles run through the bounded limiter. A schedule node-cron refuses is an error of the whole change
+ * most once per process; across processes the unique claim decides, so double firing is harmless. Cycles
+ * run through the bounded limiter. A schedule node-cron refuses is an error of the whole change
  * (ScheduleNotAddedError), never a strategy that silently stops firing.
  */
 import type { CycleTrigger } from '../db/index.js';
 import { type CronSchedule, parseCron, type Strategy, strategyHash } from '../strategy/index.js';
-import { type ClaimShares, HANDOVER_CHECK_MS, MAX_HOLD_MS } from './claim-shares.js';
 import type { Limiter } from './concurrency.js';
 import type { EngineContext } from './context.js';
 import { CronTriggers } from './cron-triggers.js';
 import type { CycleRequest } from './cycle.js';
 import { slotAtTick, slotsToSweep } from './due-slots.js';
-import { withDatabase } from './engine-errors.js';
 import type { CycleReport } from './outcomes.js';
 
 export interface SchedulerOptions {
@@ -24,15 +21,6 @@ export interface SchedulerOptions {
   runCycle: (request: CycleRequest) => Promise<CycleReport>;
   /** Create node-cron tasks; false in tests that drive ticks and sweeps with a fake clock. */
   useCron?: boolean;
-  /** The live replicas' split of scheduled slots (a `run` process's liveness); absent, it claims them all. */
-  shares?: ClaimShares;
-}
-
-/** A scheduled slot another replica claims first, held since `since` (clock time). */
-interface Held {
-  name: string;
-  slot: Date;
-  since: number;
 }
 
 interface Entry {
@@ -53,8 +41,6 @@ export class Scheduler {
   /** The last queued cycle of each strategy, which the next one waits for. */
   private readonly tails = new Map<string, Promise<void>>();
   private sweepTimer: NodeJS.Timeout | undefined;
-  private held: Held[] = [];
-  private handoverTimer: NodeJS.Timeout | undefined;
   private sweptUntil: Date | undefined;
   private stopped = false;
   private readonly triggers: CronTriggers | undefined;
@@ -96,16 +82,11 @@ export class Scheduler {
       updates.push({ strategy, hash, schedule: parseCron(strategy.schedule), since: now });
     }
     this.triggers?.add(updates.map((entry) => entry.strategy));
-    for (const entry of updates) {
-      this.entries.set(entry.strategy.name, entry);
-      // Worked out now, at load, so that a slot's tick finds the answer kept.
-      this.options.shares?.isFirstClaimant(entry.strategy.name);
-    }
+    for (const entry of updates) this.entries.set(entry.strategy.name, entry);
     for (const name of this.entries.keys()) {
       if (!wanted.has(name)) {
         this.triggers?.remove(name);
         this.entries.delete(name);
-        this.options.shares?.forget(name);
         summary.removed.push(name);
       }
     }
@@ -162,63 +143,6 @@ export class Scheduler {
     }
     if (slots.has(slot.getTime())) return false;
     slots.add(slot.getTime());
-    const { shares, context } = this.options;
-    if (trigger === 'schedule' && shares && !shares.isFirstClaimant(strategy.name)) {
-      this.held.push({ name: strategy.name, slot, since: context.clock().getTime() });
-      this.handoverTimer ??= setTimeout(() => void this.checkHeld(), HANDOVER_CHECK_MS);
-      return true;
-    }
-    this.enqueue(strategy, slot, trigger);
-    return true;
-  }
-
-  /**
-   * Looks which held slots are still unclaimed (one statement) and runs those whose first claimant is gone
-   * or that waited MAX_HOLD_MS; the rest wait for the next look. Runs every HANDOVER_CHECK_MS while any slot
-   * is held; called directly by tests.
-   */
-  async checkHeld(): Promise<void> {
-    this.handoverTimer = undefined;
-    const { context, shares } = this.options;
-    const held = this.held;
-    this.held = [];
-    if (this.stopped || held.length === 0) return;
-    let claimed = new Set<string>();
-    try {
-      const rows = await withDatabase(context, 'cycles_claimed_of', () =>
-        context.database.cycles.claimedOf(held.map(({ name, slot }) => ({ strategy: name, slot }))),
-      );
-      claimed = new Set(rows.map((row) => heldKey(row.strategy, row.slot)));
-    } catch (error) {
-      // Counted where it failed; the claim statement decides for each slot instead.
-      context.logger.warn({ err: error, held: held.length }, 'could not read which held slots were claimed');
-    }
-    if (this.stopped) return;
-    const now = context.clock().getTime();
-    let run = 0;
-    for (const entry of held) {
-      if (claimed.has(heldKey(entry.name, entry.slot))) continue;
-      // A strategy removed or disabled since is not run; a changed one runs as it is now.
-      const strategy = this.entries.get(entry.name)?.strategy;
-      if (!strategy) continue;
-      if (shares?.isFirstClaimant(entry.name) !== false || now - entry.since >= MAX_HOLD_MS) {
-        this.enqueue(strategy, entry.slot, 'schedule');
-        run++;
-      } else {
-        this.held.push(entry);
-      }
-    }
-    if (run > 0) {
-      context.logger.info(
-        { slots: run, replicas: shares?.replicas },
-        'claiming held slots that their first claimant did not take',
-      );
-    }
-    if (this.held.length > 0)
-      this.handoverTimer ??= setTimeout(() => void this.checkHeld(), HANDOVER_CHECK_MS);
-  }
-
-  private enqueue(strategy: Strategy, slot: Date, trigger: CycleTrigger): void {
     const { limiter, runCycle, context } = this.options;
     // Cycles of one strategy run one after the other in this process, so each sees what the previous one
     // spent before its budget and cooldown checks.
@@ -243,6 +167,7 @@ export class Scheduler {
       });
     this.inFlight.add(running);
     this.tails.set(strategy.name, running);
+    return true;
   }
 
   /** Resolves once the cycles dispatched so far have finished. */
@@ -258,9 +183,6 @@ export class Scheduler {
   async stop(drainMs: number): Promise<boolean> {
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    // Held slots were never claimed here: nothing to hand back.
-    clearTimeout(this.handoverTimer);
-    this.held = [];
     await this.triggers?.destroyAll();
     this.entries.clear();
     let timer: NodeJS.Timeout | undefined;
@@ -279,8 +201,4 @@ export class Scheduler {
       for (const slot of slots) if (slot < limit) slots.delete(slot);
     }
   }
-}
-
-function heldKey(strategy: string, slot: Date): string {
-  return `${strategy}\n${slot.getTime()}`;
 }

@@ -8,7 +8,6 @@ import { retryWhileUnreachable } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
-import type { ClaimShares } from './claim-shares.js';
 import {
   createAdaptiveLimit,
   createLimiter,
@@ -40,8 +39,6 @@ export interface WorkerOptions {
   startSignal?: AbortSignal;
   /** Whether changed strategies apply at once or wait for approval; default apply, as `automation`. */
   versions?: VersionPolicy;
-  /** The live replicas' split of scheduled slots (liveness.ts); absent, this worker claims every slot. */
-  shares?: ClaimShares;
 }
 
 /** Cycles in flight when a burst begins; the adaptive limit widens it from there (concurrency.ts). */
@@ -101,7 +98,6 @@ export class Worker {
         return report;
       },
       useCron: options.useCron,
-      shares: options.shares,
     });
     this.maintenance = new Maintenance(context, { strategies: () => this.current });
     this.switchPoll = createPeriodicTask({

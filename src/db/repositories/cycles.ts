@@ -57,8 +57,6 @@ export interface CyclesRepository {
   claimUnsure(owner: string, leaseMs: number, limit: number, now?: Date): Promise<Cycle[]>;
   /** The latest slot of the strategy that any replica claimed (handled or in progress), for the missed policy. */
   latestSlot(strategy: string): Promise<Date | null>;
-  /** Of these strategy slots, the ones any replica claimed, in any state (claim-shares.ts). */
-  claimedOf(slots: readonly { strategy: string; slot: Date }[]): Promise<{ strategy: string; slot: Date }[]>;
   /**
    * Exact spend of the strategy in the day and month (slot ranges the caller computes in the strategy's
    * zone), the latest moment an order request left (for cooldowns), its halt and the kill switch.
@@ -267,31 +265,8 @@ export function createCyclesRepository(
       return row?.at ?? null;
     },
 
-    async claimedOf(slots) {
-      const found: { strategy: string; slot: Date }[] = [];
-      // The slots of one read are few (a burst shares its instant); the names are chunked to keep each
-      // statement's parameters well below the protocol's limit.
-      const times = [...new Set(slots.map(({ slot }) => slot.getTime()))].map((time) => new Date(time));
-      const names = [...new Set(slots.map(({ strategy }) => strategy))];
-      for (let at = 0; at < names.length; at += CLAIMED_OF_CHUNK) {
-        const rows = await db
-          .select({ strategy: cycles.strategy, slot: cycles.slot })
-          .from(cycles)
-          .where(
-            and(
-              inArray(cycles.strategy, names.slice(at, at + CLAIMED_OF_CHUNK)),
-              inArray(cycles.slot, times),
-            ),
-          );
-        found.push(...rows);
-      }
-      return found;
-    },
-
     spendFigures(query) {
       return readSpendFigures(figures, query);
     },
   };
 }
-
-const CLAIMED_OF_CHUNK = 2_000;

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, lt } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
 import { cycles, orders, replicas } from '../schema.js';
 import { NO_OUTBOX, type Outbox, replicasLost } from './notification-events.js';
@@ -22,6 +22,8 @@ export interface ReplicasRepository {
   /** A clean stop: the row goes, after the process drained its work. */
   remove(id: string): Promise<void>;
   list(): Promise<ReplicaRecord[]>;
+  /** Replicas whose last heartbeat is older than `silentMs`: processes that died without stopping. */
+  listGone(silentMs: number): Promise<ReplicaRecord[]>;
   /** Ends the leases a gone replica held on unsure cycles and on tracking work, so others take them now. */
   releaseLeases(ids: readonly string[]): Promise<{ cycles: number; orders: number }>;
   /** Forgets gone replicas once their work was taken over. */
@@ -51,6 +53,10 @@ export function createReplicasRepository(
     },
     async list() {
       return db.select().from(replicas).orderBy(replicas.startedAt);
+    },
+    async listGone(silentMs) {
+      const before = new Date(clock().getTime() - silentMs);
+      return db.select().from(replicas).where(lt(replicas.heartbeatAt, before));
     },
     async releaseLeases(ids) {
       if (ids.length === 0) return { cycles: 0, orders: 0 };
