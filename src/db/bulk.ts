@@ -9,6 +9,22 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import type { DrizzleExecutor } from './connection.js';
 
 /**
+ * Rows written per statement when a first start records thousands of strategies and their versions. Not a
+ * parameter limit (the rows go as one array per column) but the start's peak: one statement of 1,000 rows
+ * allocates garbage (about 18 MB for 1,000 versions) that outlives a young collection and grows the old
+ * generation, which V8 keeps. Memory bench, 10,000 strategies: loaded RSS 191-200 MB at 100 rows against
+ * 204-223 MB at 1,000; all 10,000 in one statement gave 289 MB.
+ */
+const ROWS_PER_STATEMENT = 100;
+
+/** The list in slices of ROWS_PER_STATEMENT, written by the caller in one transaction. */
+export function rowSlices<T>(list: readonly T[]): T[][] {
+  return Array.from({ length: Math.ceil(list.length / ROWS_PER_STATEMENT) }, (_, index) =>
+    list.slice(index * ROWS_PER_STATEMENT, (index + 1) * ROWS_PER_STATEMENT),
+  );
+}
+
+/**
  * A list as one parameter of SQL type `type[]`. Sent as text[] and cast in SQL: postgres.js types an array
  * by its first element (an array of booleans would go as one boolean), while the text of each value reaches
  * PostgreSQL alike from both drivers.

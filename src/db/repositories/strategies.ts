@@ -1,5 +1,5 @@
 import { asc, eq, isNotNull, sql } from 'drizzle-orm';
-import { insertRows } from '../bulk.js';
+import { insertRows, rowSlices } from '../bulk.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { strategies } from '../schema.js';
 import type { JsonValue, StrategyRecord, StrategySeen } from '../types.js';
@@ -16,14 +16,6 @@ export interface StrategiesRepository {
   /** The halted ones only: a worker with thousands of strategies asks this every maintenance pass. */
   listHalted(): Promise<StrategyRecord[]>;
 }
-
-/**
- * Rows per statement. Not a parameter limit (the rows go as one array per column, bulk.ts) but the first
- * start's peak: all 10,000 strategies of the memory bench in one statement (their configs as one JSON array
- * escaped by the driver in one buffer) raised the loaded RSS from 214-255 MB to 289 MB, and 1,000 at a time
- * still left a few MB more in the old generation than 100 (strategy-versions.ts, SLICE, has the figures).
- */
-const UPSERT_CHUNK = 100;
 
 type StrategyRow = typeof strategies.$inferSelect;
 
@@ -71,14 +63,14 @@ export function createStrategiesRepository(
             lastSeenAt: sql`excluded.last_seen_at`,
           },
         });
-      if (list.length <= UPSERT_CHUNK) {
+      const slices = rowSlices(list);
+      if (slices.length === 1) {
         await upsert(db, list);
         return;
       }
       // All or nothing, as one statement would be.
       await db.transaction(async (transaction) => {
-        for (let start = 0; start < list.length; start += UPSERT_CHUNK)
-          await upsert(transaction, list.slice(start, start + UPSERT_CHUNK));
+        for (const slice of slices) await upsert(transaction, slice);
       });
     },
 

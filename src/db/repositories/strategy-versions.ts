@@ -16,7 +16,7 @@ import { TreasuryError } from '../../errors.js';
 // growth then multiplies: the export bench's 1,000,000 orders peaked 15 MB lower without them.
 import { unifiedDiff } from '../../strategy/text-diff.js';
 import { advisoryLockKey } from '../advisory-key.js';
-import { arrayParam, insertRows } from '../bulk.js';
+import { arrayParam, insertRows, rowSlices } from '../bulk.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { strategies, strategyVersions } from '../schema.js';
 import { appendAudit } from './audit.js';
@@ -96,15 +96,6 @@ export interface StrategyVersionsRepository {
   approve(strategy: string, version: number, person: string): Promise<StrategyVersion>;
 }
 
-/**
- * Strategies planned and written at a time when recording (record says why). Not a limit of the statements:
- * they take their lists as a few array parameters (bulk.ts), whatever their length. Small, for the first
- * start's peak: building one statement of 1,000 versions allocates about 18 MB that outlives a young
- * collection and lands in the old generation, which V8 keeps once grown (memory bench, 10,000 strategies:
- * 100 at a time with UPSERT_CHUNK of strategies.ts, loaded RSS 191-197 MB against 204-223 MB at 1,000).
- */
-const SLICE = 100;
-
 /** One lock for all recording and approving: version numbers are assigned under it. */
 const LOCK_KEY = advisoryLockKey('strategy_versions');
 
@@ -129,12 +120,6 @@ export function runningChoice(heads: readonly VersionHead[], fileVersion: number
     if (head.approvedAt && (!latest || head.approvedAt > latest.approvedAt!)) latest = head;
   }
   return latest?.version ?? null;
-}
-
-function slices<T>(list: readonly T[]): T[][] {
-  return Array.from({ length: Math.ceil(list.length / SLICE) }, (_, index) =>
-    list.slice(index * SLICE, (index + 1) * SLICE),
-  );
 }
 
 /** `(strategy, version) in (pairs)`: one condition, with two array parameters, for any number of versions. */
@@ -376,7 +361,7 @@ export function createStrategyVersionsRepository(
                 resolutions: [],
                 contentWanted: [],
               };
-              for (const slice of slices(loaded)) {
+              for (const slice of rowSlices(loaded)) {
                 const fresh = await plan(tx, slice, changes, actor, now);
                 await write(tx, fresh, actor, now);
                 done.resolutions.push(...fresh.resolutions);
