@@ -1,14 +1,15 @@
 /**
  * What one real cycle did, in order: groups of SQL statements (a group = statements the driver had in
- * flight together) and HTTP calls. Derived from the statement proxy's log and the timed client calls
- * of a single cycle, so the floor replays the same work with the same overlap.
+ * flight together), each with its text, parameters and answer, and HTTP calls. Derived from the statement
+ * proxy's log and the timed client calls of a single cycle, so the floor replays the same work with the
+ * same overlap.
  */
 import type { TimedCall } from '../harness/bench-engine.js';
 import type { StatementSeen } from '../harness/statement-counter.js';
 
 export type HttpCall = 'balance' | 'quote' | 'order';
 
-export type CycleStep = { sql: string[] } | { http: HttpCall };
+export type CycleStep = { sql: StatementSeen[] } | { http: HttpCall };
 
 export interface CycleShape {
   steps: CycleStep[];
@@ -42,8 +43,8 @@ export function deriveShape(
     }
     const previous = steps.at(-1);
     if (event.statement!.overlapped && previous !== undefined && 'sql' in previous)
-      previous.sql.push(event.statement!.kind);
-    else steps.push({ sql: [event.statement!.kind] });
+      previous.sql.push(event.statement!);
+    else steps.push({ sql: [event.statement!] });
   }
   return { steps, statements: statements.length, exchanges };
 }
@@ -53,6 +54,7 @@ export function describeShape(shape: CycleShape): string {
   return shape.steps.map((step) => ('http' in step ? `[${step.http}]` : groupText(step.sql))).join(' ');
 }
 
-function groupText(kinds: readonly string[]): string {
+function groupText(statements: readonly StatementSeen[]): string {
+  const kinds = statements.map((statement) => statement.kind);
   return kinds.length > 1 ? `(${kinds.join('‖')})` : kinds[0]!;
 }

@@ -4,7 +4,7 @@
  * same work measured in alternating blocks in the same run. Reported: the worker's own time between the
  * quote's answer and the order request, the whole cycle, and whole-cycle median over floor median.
  */
-import { type CycleRequest, runCycle } from '../../src/engine/index.js';
+import { type CycleReport, type CycleRequest, runCycle } from '../../src/engine/index.js';
 import type { Strategy } from '../../src/strategy/index.js';
 import {
   type BenchEngine,
@@ -18,7 +18,7 @@ import type { SandboxProcess } from '../harness/sandbox-process.js';
 import { startStatementCounter } from '../harness/statement-counter.js';
 import { type LatencySummary, ratio, round, summarize } from '../harness/stats.js';
 import { type CycleShape, type CycleStep, deriveShape, describeShape } from './cycle-shape.js';
-import { openFloor } from './floor.js';
+import { type CapturedKeys, type Floor, openFloor } from './floor.js';
 
 export interface CycleResult {
   cycles: number;
@@ -50,7 +50,7 @@ const SLOT_STEP_MS = 60_000;
 
 export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: string, cycles: number) {
   const slots = slotSequence();
-  const shape = await observeShape(sandbox, databaseUrl, slots);
+  const { shape, captured } = await observeShape(sandbox, databaseUrl, slots);
 
   const recorder = createCallRecorder();
   const engine = await openBenchEngine({
@@ -59,7 +59,6 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
     apiToken: sandbox.token,
     onCall: recorder.record,
   });
-  const floor = await openFloor(sandbox, databaseUrl);
   const outcomes: Record<string, number> = {};
   const whole: number[] = [];
   const quoteToOrder: number[] = [];
@@ -67,8 +66,16 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
   const floorQuoteToOrder: number[] = [];
   let workerCpuMs = 0;
   let floorCpuMs = 0;
+  let floor: Floor | undefined;
   try {
-    const [strategy] = await loadBenchStrategies(engine.context, [dcaStrategyYaml('bench-cycle')]);
+    const [strategy, floorStrategy] = await loadBenchStrategies(engine.context, [
+      dcaStrategyYaml('bench-cycle'),
+      dcaStrategyYaml('bench-floor'),
+    ]);
+    floor = await openFloor(sandbox, databaseUrl, shape, captured, {
+      strategy: floorStrategy!.name,
+      nextSlot: slots,
+    });
     for (let i = 0; i < WARM_UP_CYCLES; i++) await timeCycle(engine, strategy!, slots, recorder);
     // Alternating blocks, so that a slow patch of the machine weighs on both sides alike.
     const perBlock = Math.max(1, Math.ceil(cycles / BLOCKS));
@@ -83,7 +90,7 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
       }
       workerCpuMs += cpuMsSince(workerCpu);
       const floorCpu = process.cpuUsage();
-      const floorSamples = await floor.play(shape, size);
+      const floorSamples = await floor.play(size);
       floorCpuMs += cpuMsSince(floorCpu);
       for (const sample of floorSamples) {
         floorWhole.push(sample.cycleMs);
@@ -91,7 +98,7 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
       }
     }
   } finally {
-    await floor.close();
+    await floor?.close();
     await engine.close();
   }
   const result: CycleResult = {
@@ -115,13 +122,13 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
 
 /**
  * A few cycles through the statement-counting proxy: which statements and calls a cycle makes, in which
- * order and overlap. Every sample must agree, or the floor would model the wrong work.
+ * order and overlap, and the keys each carried. The floor replays the most common shape.
  */
 async function observeShape(
   sandbox: SandboxProcess,
   databaseUrl: string,
   slots: () => Date,
-): Promise<CycleShape> {
+): Promise<{ shape: CycleShape; captured: CapturedKeys }> {
   const counter = await startStatementCounter(databaseUrl);
   const recorder = createCallRecorder();
   const engine = await openBenchEngine({
@@ -133,15 +140,26 @@ async function observeShape(
   try {
     const [strategy] = await loadBenchStrategies(engine.context, [dcaStrategyYaml('bench-shape')]);
     for (let i = 0; i < 10; i++) await timeCycle(engine, strategy!, slots, recorder);
-    const shapes: CycleShape[] = [];
+    const samples: { shape: CycleShape; captured: CapturedKeys }[] = [];
     for (let i = 0; i < SHAPE_SAMPLES; i++) {
       counter.reset();
       recorder.reset();
       const timed = await timeCycle(engine, strategy!, slots, recorder);
-      if (timed.outcome !== 'placed') throw new Error(`shape cycle ended ${timed.outcome}, expected placed`);
-      shapes.push(deriveShape(counter.log(), counter.exchanges(), recorder.calls()));
+      const { report } = timed;
+      if (report.outcome !== 'placed' || report.quoteId === null || report.orderId === null)
+        throw new Error(`shape cycle ended ${report.outcome}, expected placed`);
+      samples.push({
+        shape: deriveShape(counter.log(), counter.exchanges(), recorder.calls()),
+        captured: {
+          strategy: report.strategy,
+          slot: timed.slot,
+          quoteId: report.quoteId,
+          serviceOrderId: report.orderId,
+        },
+      });
     }
-    return mostCommonShape(shapes);
+    const shape = mostCommonShape(samples.map((sample) => sample.shape));
+    return samples.find((sample) => sample.shape === shape)!;
   } finally {
     await engine.close();
     await counter.close();
@@ -168,11 +186,13 @@ function mostFrequent(values: readonly string[]): string {
 }
 
 function ungroup(step: CycleStep): CycleStep[] {
-  return 'sql' in step ? step.sql.map((kind) => ({ sql: [kind] })) : [step];
+  return 'sql' in step ? step.sql.map((statement) => ({ sql: [statement] })) : [step];
 }
 
 interface TimedCycle {
   outcome: string;
+  report: CycleReport;
+  slot: Date;
   wholeMs: number;
   quoteToOrderMs?: number;
 }
@@ -188,10 +208,9 @@ async function timeCycle(
   const began = performance.now();
   const report = await runCycle(engine.context, request);
   const wholeMs = performance.now() - began;
+  const timed = { outcome: report.outcome, report, slot: request.slot, wholeMs };
   const gap = quoteToOrderGap(recorder.calls());
-  return gap === undefined
-    ? { outcome: report.outcome, wholeMs }
-    : { outcome: report.outcome, wholeMs, quoteToOrderMs: gap };
+  return gap === undefined ? timed : { ...timed, quoteToOrderMs: gap };
 }
 
 /** From the answer of the last quote to the departure of the order request. */

@@ -1,13 +1,21 @@
 /**
  * The floor of a buy cycle: what the same work costs with nothing of ours in the way. The same HTTP calls
- * with a raw undici Pool (no validation, no retry policy, no decimals) and the same number and kind of SQL
- * statements with a raw postgres.js connection (no ORM, no repository), in the same order relative to the
- * quote and the order as in a real cycle. Measured in the same run as the cycles, against the same sandbox
- * and server, so the ratio cancels out the machine.
+ * with a raw undici Pool (no validation, no retry policy, no decimals) and the very statements a real cycle
+ * sent (text, parameters, protocol, as the statement proxy saw them on the wire) with a raw postgres.js
+ * connection (no ORM, no repository, no row mapping), in the same order relative to the quote and the order.
+ * Measured in the same run as the cycles, against the same sandbox, server and schema, so the ratio cancels
+ * out the machine and the database's own work, and what is left is ours.
+ *
+ * A replayed cycle must do the same work, not just send the same text: it writes its own rows. So it runs
+ * for a strategy of its own, on slots of its own, and every parameter that carried a key of the captured
+ * cycle carries the replay's instead: the strategy's name, the slot, the quote and order ids the sandbox
+ * answered, and each `id` an earlier statement returned (the cycle's, the balance snapshot's). Each
+ * statement must answer what the captured one did (its command tag), or the replay stops.
  */
 import postgres from 'postgres';
 import { Pool } from 'undici';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
+import type { StatementSeen } from '../harness/statement-counter.js';
 import type { CycleShape, CycleStep } from './cycle-shape.js';
 
 export interface FloorSample {
@@ -15,107 +23,111 @@ export interface FloorSample {
   quoteToOrderMs: number;
 }
 
-const SCRATCH_TABLE = 'bench_floor_rows';
+/** The keys of the captured cycle, which a replay replaces with its own. */
+export interface CapturedKeys {
+  strategy: string;
+  slot: Date;
+  quoteId: string;
+  serviceOrderId: string;
+}
+
+/** The replay's own strategy (recorded like the worker's) and its slots. */
+export interface FloorIdentity {
+  strategy: string;
+  nextSlot(): Date;
+}
+
 const WARM_UP_ROUNDS = 20;
 
 export interface Floor {
   /** Plays the shape `count` times (after warm-up rounds on first use) and returns one sample each. */
-  play(shape: CycleShape, count: number): Promise<FloorSample[]>;
+  play(count: number): Promise<FloorSample[]>;
   close(): Promise<void>;
 }
 
-export async function openFloor(sandbox: SandboxProcess, databaseUrl: string): Promise<Floor> {
+export async function openFloor(
+  sandbox: SandboxProcess,
+  databaseUrl: string,
+  shape: CycleShape,
+  captured: CapturedKeys,
+  identity: FloorIdentity,
+): Promise<Floor> {
   const pool = new Pool(sandbox.url, { connections: 8, keepAliveTimeout: 60_000 });
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-  await sql.unsafe(
-    `create table if not exists ${SCRATCH_TABLE} (id bigint generated always as identity primary key, label text not null, amount numeric(30, 10), at timestamptz not null, detail jsonb)`,
-  );
   const connection = await sql.reserve();
-  const runner = new StatementRunner(connection);
   const http = new RawCalls(pool, sandbox.token);
+  const cycle = () => playCycle(shape.steps, connection, http, captured, identity);
   let warm = false;
   return {
-    async play(shape, count) {
+    async play(count) {
       // The first rounds prepare statements and open sockets, as the warm-up cycles do on the real side.
-      if (!warm) for (let i = 0; i < WARM_UP_ROUNDS; i++) await playCycle(shape.steps, runner, http);
+      if (!warm) for (let i = 0; i < WARM_UP_ROUNDS; i++) await cycle();
       warm = true;
       const samples: FloorSample[] = [];
-      for (let i = 0; i < count; i++) samples.push(await playCycle(shape.steps, runner, http));
+      for (let i = 0; i < count; i++) samples.push(await cycle());
       return samples;
     },
     async close() {
       connection.release();
-      await sql.unsafe(`drop table if exists ${SCRATCH_TABLE}`);
       await sql.end({ timeout: 5 });
       await pool.close();
     },
   };
 }
 
-/** Plays statement kinds as comparable raw statements on the scratch table. */
-class StatementRunner {
-  private lastId = 0;
-
-  constructor(private readonly sql: postgres.ReservedSql) {}
-
-  async run(kind: string): Promise<void> {
-    const sql = this.sql;
-    const now = new Date();
-    switch (kind) {
-      case 'insert': {
-        const [row] =
-          await sql`insert into bench_floor_rows (label, amount, at, detail) values (${'floor'}, ${'100.00'}, ${now}, ${sql.json({ step: 1 })}) returning *`;
-        this.lastId = Number(row!.id);
-        return;
-      }
-      case 'update':
-        await sql`update bench_floor_rows set amount = ${'5.4321'}, at = ${now} where id = ${this.lastId} returning *`;
-        return;
-      case 'select':
-        await sql`select * from bench_floor_rows where id = ${this.lastId}`;
-        return;
-      case 'with':
-        // The worker's CTEs write (record a quote and move the cycle in one statement); so does this one.
-        await sql`with added as (insert into bench_floor_rows (label, amount, at) values (${'floor'}, ${'100.00'}, ${now}) returning id)
-          update bench_floor_rows set amount = ${'5.4321'}, at = ${now} where id = ${this.lastId} returning *, (select id from added)`;
-        return;
-      case 'begin':
-      case 'commit':
-      case 'rollback':
-        await sql.unsafe(kind);
-        return;
-      default:
-        await sql`select 1`;
-    }
-  }
-}
-
 async function playCycle(
   steps: readonly CycleStep[],
-  runner: StatementRunner,
+  sql: postgres.ReservedSql,
   http: RawCalls,
+  captured: CapturedKeys,
+  identity: FloorIdentity,
 ): Promise<FloorSample> {
+  // Captured value → the replay's own, for every key the cycle's statements carry.
+  const keys = new Map<string, string>([
+    [captured.strategy, identity.strategy],
+    [captured.slot.toISOString(), identity.nextSlot().toISOString()],
+  ]);
   const began = performance.now();
   let quoteId = '';
   let quoteReceived = began;
   let orderSent = began;
   for (const step of steps) {
     if ('sql' in step) {
-      await (step.sql.length === 1
-        ? runner.run(step.sql[0]!)
-        : Promise.all(step.sql.map((kind) => runner.run(kind))));
+      await Promise.all(step.sql.map((statement) => replay(sql, statement, keys)));
     } else if (step.http === 'balance') {
       await http.get('/client/balance');
     } else if (step.http === 'quote') {
       quoteId = ((await http.get('/client/quote?symbols=USDTBRL&amount=100.00')) as { quoteId: string })
         .quoteId;
       quoteReceived = performance.now();
+      keys.set(captured.quoteId, quoteId);
     } else {
       orderSent = performance.now();
-      await http.post('/client/order', { quoteId });
+      const order = (await http.post('/client/order', { quoteId })) as { id: string };
+      keys.set(captured.serviceOrderId, order.id);
     }
   }
   return { cycleMs: performance.now() - began, quoteToOrderMs: orderSent - quoteReceived };
+}
+
+/** Sends one captured statement as the worker's driver did, with the replay's keys in its parameters. */
+async function replay(sql: postgres.ReservedSql, statement: StatementSeen, keys: Map<string, string>) {
+  const parameters = statement.parameters.map((value) =>
+    value === null ? null : (keys.get(value) ?? value),
+  );
+  const result =
+    statement.protocol === 'simple'
+      ? await sql.unsafe(statement.text).simple()
+      : await sql.unsafe(statement.text, parameters as postgres.ParameterOrJSON<never>[], {
+          prepare: statement.protocol === 'named',
+        });
+  // "INSERT 0 1", "UPDATE 1", "BEGIN": the command, and the rows when it counts them.
+  const expected = statement.answer?.tag ?? '';
+  const answered = /\d$/.test(expected) ? `${result.command} ${result.count}` : result.command;
+  if (answered !== expected.replace(/^INSERT 0 /, 'INSERT '))
+    throw new Error(`floor: "${statement.text.slice(0, 60)}…" answered ${answered}, the cycle's ${expected}`);
+  const returnedId = statement.answer?.firstRow?.id;
+  if (returnedId != null) keys.set(returnedId, String(result[0]!.id));
 }
 
 /** Requests with nothing but undici: no validation, no retry policy, no decimals. */
