@@ -1,6 +1,7 @@
 import { type Balance, isPurchaseApiError } from '../api/index.js';
 import type { Cycle, SpendFigures } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
+import { withTimeLimit } from '../runtime/time-limit.js';
 import {
   type BudgetPeriods,
   budgetPeriods,
@@ -51,9 +52,9 @@ export async function readCycleInputs(
 
   const askedAt = context.clock();
   try {
-    inputs.balance = await context.client.getBalance({
-      signal: AbortSignal.timeout(context.settings.balanceTimeoutMs),
-    });
+    inputs.balance = await withTimeLimit(context.settings.balanceTimeoutMs, (signal) =>
+      context.client.getBalance({ signal }),
+    );
   } catch (error) {
     // Refused credentials are a configuration fault for an operator, not a passing outage: the cycle fails
     // (and `once` exits 1) instead of looking like a routine skip.

@@ -14,6 +14,7 @@ import {
 } from '../api/index.js';
 import type { QuoteInput } from '../db/index.js';
 import { errorCodeOf, messageOf } from '../errors.js';
+import { withTimeLimit } from '../runtime/time-limit.js';
 import { evaluateQuote, type Strategy } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
 import type { CycleInputs } from './cycle-inputs.js';
@@ -87,6 +88,7 @@ async function attemptWithOneQuote(
     );
   } catch (error) {
     timing.quoteMs = performance.now() - requestTick;
+    deadline.release();
     if (deadline.signal.aborted || deadline.hasPassed(clock())) return lateQuote(context, strategy, error);
     if (!isPurchaseApiError(error)) throw error;
     await record.move('failed', {
@@ -96,6 +98,7 @@ async function attemptWithOneQuote(
     });
     return undefined;
   }
+  deadline.release();
   const receivedAt = clock();
   const receivedTick = performance.now();
   timing.quoteMs = receivedTick - requestTick;
@@ -184,9 +187,8 @@ async function attemptWithOneQuote(
   metrics.quoteToOrder.observe(timing.quoteToOrderMs / 1000);
   let order: Order;
   try {
-    order = await client.createOrder(
-      { quoteId: quote.quoteId, fxRate },
-      { signal: AbortSignal.timeout(settings.orderTimeoutMs) },
+    order = await withTimeLimit(settings.orderTimeoutMs, (signal) =>
+      client.createOrder({ quoteId: quote.quoteId, fxRate }, { signal }),
     );
   } catch (error) {
     return settleFailedOrder(context, strategy, record, error);

@@ -3,6 +3,7 @@ import { type Database, pendingMigrations } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import type { ReadinessCheck, ReadinessReport } from '../observability/http-server.js';
 import type { Metrics } from '../observability/metrics.js';
+import { withTimeLimit } from '../runtime/time-limit.js';
 import type { ApiObserver } from './api-observer.js';
 import { withDatabase } from './engine-errors.js';
 import type { KillSwitch } from './kill-switch.js';
@@ -52,8 +53,7 @@ export function createReadiness(deps: ReadinessDeps): Readiness {
   const checkService = async (signal?: AbortSignal): Promise<ReadinessCheck> => {
     if (answeredRecently()) return { ok: true };
     try {
-      const timeout = AbortSignal.timeout(2_000);
-      await deps.client.getBalance({ signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      await withTimeLimit(2_000, (limited) => deps.client.getBalance({ signal: limited }), signal);
       return { ok: true };
     } catch (error) {
       // An HTTP answer, even an error status, proves the service is there.

@@ -11,6 +11,7 @@ import { createHmac } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { request } from 'undici';
 import type { ChannelSettings } from '../config/index.js';
+import { withTimeLimit } from '../runtime/time-limit.js';
 import { consoleLink, html, type OutgoingMessage, plainText, slackText, titleOf } from './message.js';
 
 export type DeliveryOutcome =
@@ -94,16 +95,17 @@ async function post(
   timeoutMs: number,
 ): Promise<DeliveryOutcome> {
   try {
-    const answer = await request(url, {
-      method: 'POST',
-      body,
-      headers: { 'content-type': 'application/json', 'user-agent': 'treasury-bot', ...headers },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
+    const { status, text } = await withTimeLimit(timeoutMs, async (signal) => {
+      const answer = await request(url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'user-agent': 'treasury-bot', ...headers },
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal,
+      });
+      return { status: answer.statusCode, text: (await answer.body.text()).slice(0, 200) };
     });
-    const text = (await answer.body.text()).slice(0, 200);
-    const status = answer.statusCode;
     const detail = `HTTP ${status}${text ? `: ${text}` : ''}`;
     if (status >= 200 && status < 300) return { result: 'sent', detail: `HTTP ${status}` };
     const final = status >= 400 && status < 500 && status !== 408 && status !== 429;

@@ -1,8 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backoffDelayMs } from '../../src/runtime/backoff.js';
 import { createPeriodicTask } from '../../src/runtime/periodic-task.js';
+import { startTimeLimit, withTimeLimit } from '../../src/runtime/time-limit.js';
 
-/** The shared periodic task and backoff (src/runtime): every loop and retry of the worker relies on them. */
+/**
+ * The shared periodic task, backoff and time limit (src/runtime): every loop, retry and bounded call of the
+ * worker relies on them.
+ */
 
 function recordingLogger() {
   const errors: { fields: Record<string, unknown>; message: string }[] = [];
@@ -163,5 +167,54 @@ describe('backoff', () => {
     expect(backoffDelayMs(0, settings, () => 1)).toBe(100);
     expect(backoffDelayMs(10_000, settings, () => 1)).toBe(1_000);
     expect(backoffDelayMs(10_000, { baseMs: 1, maxMs: Number.MAX_SAFE_INTEGER }, () => 0)).toBe(2 ** 29);
+  });
+});
+
+describe('time limit', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('aborts with a TimeoutError when the limit passes', async () => {
+    vi.useFakeTimers();
+    const limit = startTimeLimit(1_000);
+    vi.advanceTimersByTime(999);
+    expect(limit.signal.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(limit.signal.aborted).toBe(true);
+    expect((limit.signal.reason as DOMException).name).toBe('TimeoutError');
+  });
+
+  it('leaves no timer behind once the call is over', async () => {
+    vi.useFakeTimers();
+    const answer = await withTimeLimit(5_000, async (signal) => (signal.aborted ? 'aborted' : 'answered'));
+    expect(answer).toBe('answered');
+    expect(vi.getTimerCount()).toBe(0);
+    const limit = startTimeLimit(5_000);
+    limit.release();
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(10_000);
+    expect(limit.signal.aborted).toBe(false);
+  });
+
+  it("follows its parent's abort, and lets go of the parent when released", async () => {
+    const parent = new AbortController();
+    const limit = startTimeLimit(60_000, parent.signal);
+    parent.abort(new Error('stopping'));
+    expect(limit.signal.aborted).toBe(true);
+    expect((limit.signal.reason as Error).message).toBe('stopping');
+    limit.release();
+
+    const released = new AbortController();
+    const other = startTimeLimit(60_000, released.signal);
+    other.release();
+    released.abort();
+    expect(other.signal.aborted).toBe(false);
+
+    const gone = new AbortController();
+    gone.abort(new Error('already'));
+    const late = startTimeLimit(60_000, gone.signal);
+    expect((late.signal.reason as Error).message).toBe('already');
+    late.release();
   });
 });
