@@ -11,15 +11,34 @@ const MIN_SCRUBBED_LENGTH = 4;
  * echo the bearer token, but error bodies end up in logs and the database, so we do not rely on it.
  */
 export function scrubSecret(value: unknown, secret: string): unknown {
-  if (secret.length < MIN_SCRUBBED_LENGTH) return value;
+  // Every answer passes here, and almost none holds the secret: a copy only when one does.
+  if (secret.length < MIN_SCRUBBED_LENGTH || !holdsSecret(value, secret)) return value;
+  return scrubbed(value, secret);
+}
+
+function holdsSecret(value: unknown, secret: string): boolean {
+  if (typeof value === 'string') return value.includes(secret);
+  if (Array.isArray(value)) return value.some((item) => holdsSecret(item, secret));
+  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const key in value) {
+      if (key.includes(secret) || holdsSecret((value as Record<string, unknown>)[key], secret)) return true;
+    }
+    return false;
+  }
+  if (value instanceof Uint8Array)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).includes(secret);
+  return false;
+}
+
+function scrubbed(value: unknown, secret: string): unknown {
   if (typeof value === 'string') return value.split(secret).join(REDACTED);
   if (Array.isArray(value)) return value.map((item) => scrubSecret(item, secret));
   if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
-    const scrubbed: Record<string, unknown> = {};
+    const copy: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      scrubbed[scrubSecret(key, secret) as string] = scrubSecret(item, secret);
+      copy[scrubbed(key, secret) as string] = scrubbed(item, secret);
     }
-    return scrubbed;
+    return copy;
   }
   if (value instanceof Uint8Array)
     return Buffer.from(value).toString('utf8').includes(secret) ? REDACTED : value;

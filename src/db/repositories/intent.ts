@@ -97,8 +97,16 @@ export interface IntentResult {
   cycle: Cycle | null;
 }
 
+/** Hashed once per strategy: a recheck takes its strategy's key on every intent. */
+const intentLockKeys = new Map<string, string>();
+
 export function lockKeyOfIntent(strategy: string): string {
-  return advisoryLockKey(`intent:${strategy}`);
+  let key = intentLockKeys.get(strategy);
+  if (key === undefined) {
+    key = advisoryLockKey(`intent:${strategy}`);
+    intentLockKeys.set(strategy, key);
+  }
+  return key;
 }
 
 /** Credit guards judge one account: their intents are serialized across strategies and replicas. */
