@@ -23,6 +23,8 @@ export interface MemoryResult {
   outcomes: Record<string, number>;
   rssStartedMb: number;
   rssLoadedMb: number;
+  /** The highest RSS from the process start to the end of loading, before any collection (getrusage). */
+  rssLoadingPeakMb: number;
   /** Medians of the samples around the middle (40-60% of the cycles) and of the last fifth. */
   rssMidMb: number;
   rssEndMb: number;
@@ -78,6 +80,7 @@ export async function runMemorySection(
     outcomes: report.outcomes,
     rssStartedMb: report.startedMb,
     rssLoadedMb: report.loadedMb,
+    rssLoadingPeakMb: report.loadingPeakMb,
     rssMidMb: median(middle.map((sample) => sample.rssMb)),
     rssEndMb: median(end.map((sample) => sample.rssMb)),
     rssPeakMb: report.peakRssMb,
@@ -121,6 +124,11 @@ function rowsOf(result: MemoryResult): ReportRow[] {
       section: 'memory',
       metric: `RSS with ${result.strategies} strategies loaded, before any cycle`,
       value: `${result.rssLoadedMb} MB (process start ${result.rssStartedMb} MB)`,
+    },
+    {
+      section: 'memory',
+      metric: 'highest RSS while loading, garbage included (getrusage)',
+      value: `${result.rssLoadingPeakMb} MB`,
     },
     {
       section: 'memory',
