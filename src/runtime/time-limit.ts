@@ -2,7 +2,8 @@
  * The one way a call gets a time limit as an AbortSignal: the engine's balance, quote and order requests,
  * the readiness probe, notification deliveries. Unlike AbortSignal.timeout, its timer is cleared as soon
  * as the call is over: AbortSignal.timeout's cannot be, so every call of every cycle left one behind that
- * fired seconds later and built a DOMException with its stack (bench/README.md, "Timers left behind").
+ * fired seconds later and built a DOMException with its stack (bench/README.md, 26 November 2026, second
+ * session).
  */
 export interface TimeLimit {
   /** Aborts with a TimeoutError when the limit passes, or with the parent's reason when it aborts first. */
