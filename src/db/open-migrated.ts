@@ -5,8 +5,10 @@ import { retryWhileUnreachable, type StartupWait } from './retry-while-unreachab
 
 export interface OpenWait extends StartupWait {
   /**
-   * Bound of one attempt. A server (or proxy) that accepts connections and drops them makes the driver retry
-   * without end; the attempt is abandoned and counted as unreachable instead.
+   * Bound of one attempt on a server. A server (or proxy) that accepts connections and drops them makes the
+   * driver retry without end; the attempt is abandoned and counted as unreachable instead. Embedded PGlite
+   * has no connection to lose: its first open and migration only take longer on a slow or busy machine
+   * (over 15 s in CI's Node 24 pass), and bounding it would fail a start that was making progress.
    */
   attemptTimeoutMs?: number;
 }
@@ -20,6 +22,7 @@ export function openMigratedDatabase(
   options: OpenDatabaseOptions = {},
   wait: OpenWait = { waitMs: 0 },
 ): Promise<{ database: Database; migration: MigrationResult }> {
+  if (!options.url) return openAndMigrate(options);
   return retryWhileUnreachable(() => boundedAttempt(options, wait.attemptTimeoutMs ?? 15_000), wait);
 }
 

@@ -86,3 +86,16 @@ describe.runIf(process.env.TREASURY_TEST_DB !== 'pglite')('openMigratedDatabase 
     proxy.restore();
   });
 });
+
+describe('the attempt bound', () => {
+  it('applies to a server, not to embedded PGlite, which has no connection to lose', async () => {
+    // CI's Node 24 pass opened and migrated PGlite on disk in more than the 15 s bound on a loaded machine,
+    // and the worker's default start (`npm start`) would have failed the same way on a slow one.
+    const { database, migration } = await openMigratedDatabase(
+      { memory: true },
+      { waitMs: 0, attemptTimeoutMs: 1 },
+    );
+    expect(migration.applied.length).toBeGreaterThan(0);
+    await database.close();
+  });
+});
