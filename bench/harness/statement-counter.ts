@@ -18,6 +18,9 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
+/** A row as text, by column name. */
+export type StatementRow = Readonly<Record<string, string | null>>;
+
 /** One statement as it left for the server; `at` is performance.now() of this process. */
 export interface StatementSeen {
   at: number;
@@ -34,7 +37,7 @@ export interface StatementSeen {
   /** Another statement (on any connection) was still unanswered when this one left. */
   overlapped: boolean;
   /** Filled in when answered: the command tag ("INSERT 0 1") and the first row, by column name. */
-  answer?: { tag: string; firstRow: Readonly<Record<string, string | null>> | null };
+  answer?: { tag: string; firstRow: StatementRow | null };
 }
 
 export interface StatementCounter {
@@ -123,7 +126,7 @@ interface Prepared {
 /** What the server answers next on this connection, in the order the client asked. */
 type Pending =
   | { awaits: 'describe'; statement: string }
-  | { awaits: 'statement'; seen: StatementSeen; columns: string[] | null }
+  | { awaits: 'statement'; seen: StatementSeen; columns: string[] | null; firstRow: StatementRow | null }
   | { awaits: 'sync' };
 
 /** One proxied connection: both directions split into messages. */
@@ -197,16 +200,14 @@ class Session {
         } else if (head?.awaits === 'statement') {
           head.columns = columns;
         }
-      } else if (type === 'D' && head?.awaits === 'statement' && head.seen.answer === undefined) {
+      } else if (type === 'D' && head?.awaits === 'statement' && head.firstRow === null) {
         const values = readRowValues(body);
-        const columns = head.columns ?? [];
-        head.seen.answer = {
-          tag: '',
-          firstRow: Object.fromEntries(columns.map((column, i) => [column, values[i] ?? null])),
-        };
+        head.firstRow = Object.fromEntries(
+          (head.columns ?? []).map((column, i) => [column, values[i] ?? null]),
+        );
       } else if ((type === 'C' || type === 'I') && head?.awaits === 'statement') {
         const tag = type === 'C' ? readCString(body, 0).text : '';
-        head.seen.answer = { tag, firstRow: head.seen.answer?.firstRow ?? null };
+        head.seen.answer = { tag, firstRow: head.firstRow };
         this.pending.shift();
       } else if (type === 'Z') {
         // The first ReadyForQuery ends the startup and answers no batch: the queue is empty then. An error
@@ -241,7 +242,7 @@ class Session {
       parameters,
       overlapped: false,
     };
-    this.pending.push({ awaits: 'statement', seen, columns: prepared.columns });
+    this.pending.push({ awaits: 'statement', seen, columns: prepared.columns, firstRow: null });
     this.events.onStatement(seen);
   }
 
