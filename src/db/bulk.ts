@@ -12,7 +12,8 @@ import type { DrizzleExecutor } from './connection.js';
  * Rows written per statement when a first start records thousands of strategies and their versions. Not a
  * parameter limit (the rows go as one array per column) but the start's peak: one statement of 1,000 rows
  * allocates garbage (about 18 MB for 1,000 versions) that outlives a young collection and grows the old
- * generation, which V8 keeps. Memory bench, 10,000 strategies: loaded RSS 191-200 MB at 100 rows against
+ * generation, which V8 keeps. Memory bench, 10,000 strategies, sampled after one collection (which later
+ * proved to count emptied pages too, bench/README.md "Memory"): loaded RSS 191-200 MB at 100 rows against
  * 204-223 MB at 1,000; all 10,000 in one statement gave 289 MB.
  */
 const ROWS_PER_STATEMENT = 100;
