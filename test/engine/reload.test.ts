@@ -67,12 +67,32 @@ describe('strategy hot reload', () => {
     const logged = bench.lines.find((line) => line.msg.startsWith('strategy change rejected'));
     expect(JSON.stringify(logged?.problems)).toContain('b.yaml');
   });
+});
 
+/**
+ * A reload on demand, with the file watch off: with it on, the watch's own reload of the same removal could
+ * run first (CI's Node 24 pass saw it), and the on-demand one then had nothing left to remove.
+ */
+describe('strategy reload on demand', () => {
   it('reloads on demand (what SIGHUP calls) and applies a removal', async () => {
-    await rm(join(folder, 'b.yaml'));
-    const result = await worker.reload();
-    expect(result).toMatchObject({ applied: true, strategies: ['alpha'], removed: ['beta'] });
-    expect(worker.scheduler.size).toBe(1);
+    const bench = await startEngineBench();
+    const folder = await mkdtemp(join(tmpdir(), 'tb-reload-demand-'));
+    await writeFile(join(folder, 'a.yaml'), file('alpha', '0 10 * * *'));
+    await writeFile(join(folder, 'b.yaml'), file('beta', '0 11 * * *'));
+    const context = { ...bench.context, settings: engineSettings({ reload: { watch: false } }) };
+    const worker = new Worker(context, { strategiesPath: folder, useCron: false });
+    try {
+      await worker.start();
+      expect(worker.scheduler.size).toBe(2);
+      await rm(join(folder, 'b.yaml'));
+      const result = await worker.reload();
+      expect(result).toMatchObject({ applied: true, strategies: ['alpha'], removed: ['beta'] });
+      expect(worker.scheduler.size).toBe(1);
+    } finally {
+      await worker.stop();
+      await bench.close();
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
 
