@@ -121,11 +121,26 @@ export class CronTriggers {
     return task;
   }
 
-  /** One instant for every strategy on the trigger: they share the slot, computed once (due-slots.ts). */
+  /**
+   * One instant for every strategy on the trigger: they share the slot, computed once (due-slots.ts). In
+   * an order of this fire's own: replicas that queue a burst in the same order claim the same slots at the
+   * same moment and lose two of every three claims; in orders of their own they work apart, and each
+   * learns in bulk what the others took before its turn comes (claimed-elsewhere.ts).
+   */
   private fire(key: string): void {
     const now = this.clock();
-    for (const name of this.triggers.get(key)?.strategies ?? []) this.onTick(name, now);
+    const names = [...(this.triggers.get(key)?.strategies ?? [])];
+    for (const name of shuffled(names)) this.onTick(name, now);
   }
+}
+
+/** Fisher-Yates, in place. */
+function shuffled<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
 }
 
 function triggerKey(strategy: Strategy): string {

@@ -8,11 +8,13 @@
  */
 import type { CycleTrigger } from '../db/index.js';
 import { type CronSchedule, parseCron, type Strategy, strategyHash } from '../strategy/index.js';
+import { ClaimedElsewhere } from './claimed-elsewhere.js';
 import type { Limiter } from './concurrency.js';
 import type { EngineContext } from './context.js';
 import { CronTriggers } from './cron-triggers.js';
 import type { CycleRequest } from './cycle.js';
 import { slotAtTick, slotsToSweep } from './due-slots.js';
+import { withDatabase } from './engine-errors.js';
 import type { CycleReport } from './outcomes.js';
 
 export interface SchedulerOptions {
@@ -44,6 +46,8 @@ export class Scheduler {
   private sweptUntil: Date | undefined;
   private stopped = false;
   private readonly triggers: CronTriggers | undefined;
+  /** In a burst, the slots other replicas already claimed: their cycles are skipped without a claim. */
+  private readonly claimedElsewhere: ClaimedElsewhere;
   /** The slot of the last tick: the strategies on one trigger share it, so it is computed once per fire. */
   private lastTick:
     | { schedule: CronSchedule; timezone: string; at: number; slot: Date | undefined }
@@ -53,6 +57,14 @@ export class Scheduler {
     const { clock, logger } = options.context;
     if (options.useCron !== false)
       this.triggers = new CronTriggers((name, now) => this.tick(name, now), logger, clock);
+    const { context } = options;
+    this.claimedElsewhere = new ClaimedElsewhere({
+      read: (slot, strategies) =>
+        withDatabase(context, 'read_claimed_slots', () =>
+          context.database.cycles.claimedAmong(slot, strategies),
+        ),
+      logger,
+    });
   }
 
   start(strategies: readonly Strategy[]): void {
@@ -147,12 +159,18 @@ export class Scheduler {
     // Cycles of one strategy run one after the other in this process, so each sees what the previous one
     // spent before its budget and cooldown checks.
     const previous = this.tails.get(strategy.name) ?? Promise.resolve();
+    const claimedElsewhere = this.claimedElsewhere;
+    claimedElsewhere.queued(strategy.name, slot);
     const running: Promise<void> = previous
       .then(() =>
         limiter.run(async () => {
+          const lost = claimedElsewhere.started(strategy.name, slot);
           // Queued cycles that had not started when the worker began to stop are dropped: nothing claimed yet.
           if (this.stopped) return;
-          await runCycle({ strategy, slot, trigger });
+          // Not our cycle, like a lost claim (announce.ts): logged at debug, counted nowhere.
+          if (lost)
+            context.logger.debug({ strategy: strategy.name, slot }, 'slot claimed elsewhere: no claim sent');
+          else await runCycle({ strategy, slot, trigger });
         }),
       )
       .catch((error: unknown) => {

@@ -94,6 +94,23 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     });
   });
 
+  it('names the strategies among those asked that have a cycle of the slot, in any state', async () => {
+    const [claimed, other, failed, never] = [
+      await newStrategy(),
+      await newStrategy(),
+      await newStrategy(),
+      await newStrategy(),
+    ];
+    const slot = at(11);
+    await db.cycles.claimSlot({ strategy: claimed, slot, trigger: 'schedule', owner: 'r2' });
+    // Another slot of a strategy asked about is not this slot's cycle.
+    await db.cycles.claimSlot({ strategy: other, slot: at(12), trigger: 'schedule', owner: 'r2' });
+    await cycleIn(failed, slot, 'failed');
+    const names = await replica.cycles.claimedAmong(slot, [claimed, other, failed, never, 'no such strategy']);
+    expect(names.sort()).toEqual([claimed, failed].sort());
+    expect(await db.cycles.claimedAmong(slot, [])).toEqual([]);
+  });
+
   it('moves only along legal transitions, by compare-and-set', async () => {
     const strategy = await newStrategy();
     const claimed = (await db.cycles.claimSlot({ strategy, slot: at(1), trigger: 'once', owner: 'r1' }))!;

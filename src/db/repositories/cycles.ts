@@ -57,6 +57,8 @@ export interface CyclesRepository {
   claimUnsure(owner: string, leaseMs: number, limit: number, now?: Date): Promise<Cycle[]>;
   /** The latest slot of the strategy that any replica claimed (handled or in progress), for the missed policy. */
   latestSlot(strategy: string): Promise<Date | null>;
+  /** Which of these strategies have a cycle of the slot, in any state: their claim would be lost. */
+  claimedAmong(slot: Date, strategies: readonly string[]): Promise<string[]>;
   /**
    * Exact spend of the strategy in the day and month (slot ranges the caller computes in the strategy's
    * zone), the latest moment an order request left (for cooldowns), its halt and the kill switch.
@@ -132,6 +134,12 @@ export function createCyclesRepository(
     .from(cycles)
     .where(eq(cycles.strategy, p('strategy')))
     .prepare('cycles_latest_slot');
+
+  const selectClaimedAmong = db
+    .select({ strategy: cycles.strategy })
+    .from(cycles)
+    .where(and(eq(cycles.slot, p('slot')), sql`${cycles.strategy} = any(${p('strategies')}::text[])`))
+    .prepare('cycles_claimed_among');
 
   const first = (rows: (typeof cycles.$inferSelect)[]) => (rows[0] ? toCycle(rows[0]) : null);
 
@@ -263,6 +271,11 @@ export function createCyclesRepository(
     async latestSlot(strategy) {
       const [row] = await selectLatestSlot.execute({ strategy });
       return row?.at ?? null;
+    },
+
+    async claimedAmong(slot, strategies) {
+      const rows = await selectClaimedAmong.execute({ slot: slot.toISOString(), strategies });
+      return rows.map((row) => row.strategy);
     },
 
     spendFigures(query) {
