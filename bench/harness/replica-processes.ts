@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { REPOSITORY_ROOT } from './bench-engine.js';
+import { profilerArgs } from './sandbox-process.js';
 
 export interface ReplicaSpec {
   cliEntry: string;
@@ -34,7 +35,7 @@ const STOP_TIMEOUT_MS = 60_000;
 export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesses {
   const children: ChildProcess[] = [];
   const start = (index: number): Promise<void> => {
-    const child = spawn(process.execPath, [spec.cliEntry, 'run'], {
+    const child = spawn(process.execPath, [...profilerArgs(), spec.cliEntry, 'run'], {
       cwd: REPOSITORY_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {

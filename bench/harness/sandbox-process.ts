@@ -10,6 +10,15 @@ import { request } from 'undici';
 import type { FaultConfig, SandboxOrderView } from '../../src/sandbox/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
 
+/**
+ * With BENCH_PROFILE_DIR set, each process the bench spawns (the sandbox, the replicas) writes a CPU profile
+ * there when it exits: Node 20 refuses `--cpu-prof` in NODE_OPTIONS.
+ */
+export function profilerArgs(): string[] {
+  const directory = process.env.BENCH_PROFILE_DIR;
+  return directory ? ['--cpu-prof', `--cpu-prof-dir=${directory}`] : [];
+}
+
 export interface SandboxProcessOptions {
   /** Lifecycle step interval per order; 0 leaves orders pending (default 0: benches need no settlement). */
   stepMs?: number;
@@ -50,7 +59,7 @@ export async function startSandboxProcess(options: SandboxProcessOptions = {}): 
     '--admin-token',
     ADMIN_TOKEN,
   ];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...profilerArgs(), ...args], {
     cwd: REPOSITORY_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'info' },
