@@ -33,6 +33,12 @@ export interface SandboxProcess {
   pid: number;
   setFaults(faults: FaultConfig): Promise<void>;
   ledger(): Promise<SandboxOrderView[]>;
+  /**
+   * Quote → order pairs straight to the sandbox, `concurrency` at a time, so that its code is compiled and
+   * optimized before a measurement: the real service is a warm server on other machines, and a cold sandbox
+   * charges its own JIT warm-up to the cores the worker is measured on.
+   */
+  warm(pairs: number, concurrency?: number): Promise<void>;
   /** SIGTERM and wait for the exit; idempotent. */
   close(): Promise<void>;
 }
@@ -80,6 +86,24 @@ export async function startSandboxProcess(options: SandboxProcessOptions = {}): 
       const text = await response.body.text();
       if (response.statusCode !== 200)
         throw new Error(`sandbox refused faults: ${response.statusCode} ${text}`);
+    },
+    async warm(pairs, concurrency = 10) {
+      const client = { authorization: `Bearer ${DEMO_TOKEN}`, 'content-type': 'application/json' };
+      const pair = async () => {
+        const quote = await request(`${url}/client/quote?symbols=USDTBRL&amount=100.00`, { headers: client });
+        const { quoteId } = (await quote.body.json()) as { quoteId: string };
+        const order = await request(`${url}/client/order`, {
+          method: 'POST',
+          headers: client,
+          body: JSON.stringify({ quoteId }),
+        });
+        await order.body.text();
+        if (quote.statusCode !== 200 || order.statusCode >= 300)
+          throw new Error(`sandbox warm-up answered ${quote.statusCode}, ${order.statusCode}`);
+      };
+      for (let done = 0; done < pairs; done += concurrency) {
+        await Promise.all(Array.from({ length: Math.min(concurrency, pairs - done) }, pair));
+      }
     },
     async ledger() {
       const response = await request(`${url}/_sandbox/ledger`, { headers: admin });

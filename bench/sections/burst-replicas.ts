@@ -51,6 +51,8 @@ export interface ReplicaBurstResult {
 
 const IN_FLIGHT = ['claimed', 'quoted', 'submitting'];
 const SETTLE_TIMEOUT_MS = 600_000;
+/** Quote → order pairs sent to the sandbox before a burst (about 2 s on two cores). */
+const SANDBOX_WARM_UP_PAIRS = 1_000;
 
 const SETTINGS_YAML = `log:
   level: info
@@ -71,6 +73,9 @@ export async function runReplicaBurstSection(
   databaseUrl: string,
   options: ReplicaBurstOptions,
 ) {
+  // Run alone, the section would meet a sandbox that served nothing yet; in a whole run the sections before it
+  // have warmed it. Either way the burst then meets a warm service, as a real one is.
+  await sandbox.warm(SANDBOX_WARM_UP_PAIRS);
   const directory = await mkdtemp(join(tmpdir(), `treasury-${options.name}-`));
   const strategiesFile = join(directory, 'strategies.yaml');
   const settingsFile = join(directory, 'settings.yaml');
