@@ -159,16 +159,14 @@ export class Scheduler {
     // Cycles of one strategy run one after the other in this process, so each sees what the previous one
     // spent before its budget and cooldown checks.
     const previous = this.tails.get(strategy.name) ?? Promise.resolve();
-    const claimedElsewhere = this.claimedElsewhere;
-    claimedElsewhere.queued(strategy.name, slot);
+    this.claimedElsewhere.queued(strategy.name, slot);
     const running: Promise<void> = previous
       .then(() =>
         limiter.run(async () => {
-          const lost = claimedElsewhere.started(strategy.name, slot);
           // Queued cycles that had not started when the worker began to stop are dropped: nothing claimed yet.
           if (this.stopped) return;
           // Not our cycle, like a lost claim (announce.ts): logged at debug, counted nowhere.
-          if (lost)
+          if (this.claimedElsewhere.started(strategy.name, slot))
             context.logger.debug({ strategy: strategy.name, slot }, 'slot claimed elsewhere: no claim sent');
           else await runCycle({ strategy, slot, trigger });
         }),

@@ -106,7 +106,13 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     // Another slot of a strategy asked about is not this slot's cycle.
     await db.cycles.claimSlot({ strategy: other, slot: at(12), trigger: 'schedule', owner: 'r2' });
     await cycleIn(failed, slot, 'failed');
-    const names = await replica.cycles.claimedAmong(slot, [claimed, other, failed, never, 'no such strategy']);
+    const names = await replica.cycles.claimedAmong(slot, [
+      claimed,
+      other,
+      failed,
+      never,
+      'no such strategy',
+    ]);
     expect(names.sort()).toEqual([claimed, failed].sort());
     expect(await db.cycles.claimedAmong(slot, [])).toEqual([]);
   });
