@@ -46,8 +46,11 @@ export class Scheduler {
   private sweptUntil: Date | undefined;
   private stopped = false;
   private readonly triggers: CronTriggers | undefined;
-  /** In a burst, the slots other replicas already claimed: their cycles are skipped without a claim. */
-  private readonly claimedElsewhere: ClaimedElsewhere;
+  /**
+   * In a burst, the slots other replicas already claimed: their cycles are skipped without a claim. Not on an
+   * embedded database, which no other process shares.
+   */
+  private readonly claimedElsewhere: ClaimedElsewhere | undefined;
   /** The slot of the last tick: the strategies on one trigger share it, so it is computed once per fire. */
   private lastTick:
     | { schedule: CronSchedule; timezone: string; at: number; slot: Date | undefined }
@@ -58,13 +61,14 @@ export class Scheduler {
     if (options.useCron !== false)
       this.triggers = new CronTriggers((name, now) => this.tick(name, now), logger, clock);
     const { context } = options;
-    this.claimedElsewhere = new ClaimedElsewhere({
-      read: (slot, strategies) =>
-        withDatabase(context, 'read_claimed_slots', () =>
-          context.database.cycles.claimedAmong(slot, strategies),
-        ),
-      logger,
-    });
+    if (context.database.kind === 'postgres')
+      this.claimedElsewhere = new ClaimedElsewhere({
+        read: (slot, strategies) =>
+          withDatabase(context, 'read_claimed_slots', () =>
+            context.database.cycles.claimedAmong(slot, strategies),
+          ),
+        logger,
+      });
   }
 
   start(strategies: readonly Strategy[]): void {
@@ -159,14 +163,14 @@ export class Scheduler {
     // Cycles of one strategy run one after the other in this process, so each sees what the previous one
     // spent before its budget and cooldown checks.
     const previous = this.tails.get(strategy.name) ?? Promise.resolve();
-    this.claimedElsewhere.queued(strategy.name, slot);
+    this.claimedElsewhere?.queued(strategy.name, slot);
     const running: Promise<void> = previous
       .then(() =>
         limiter.run(async () => {
           // Queued cycles that had not started when the worker began to stop are dropped: nothing claimed yet.
           if (this.stopped) return;
           // Not our cycle, like a lost claim (announce.ts): logged at debug, counted nowhere.
-          if (this.claimedElsewhere.started(strategy.name, slot))
+          if (this.claimedElsewhere?.started(strategy.name, slot))
             context.logger.debug({ strategy: strategy.name, slot }, 'slot claimed elsewhere: no claim sent');
           else await runCycle({ strategy, slot, trigger });
         }),

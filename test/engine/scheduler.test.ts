@@ -6,7 +6,10 @@ import { engineSettings, type LogLine, strategy } from './support/harness.js';
 
 const CATCH_UP_LINE = 'catch-up sweep runs a slot the schedule did not fire';
 
-/** The scheduler's context is only its settings, clock and logger; the logger's lines are kept to assert on. */
+/**
+ * The scheduler's context is only its settings, clock and logger, and a database that no other process
+ * shares (so that no read of slots claimed elsewhere is ever made); the logger's lines are kept to assert on.
+ */
 function schedulerContext(clock: () => Date, lines: LogLine[], settings = engineSettings()): EngineContext {
   const logger = createLogger({
     level: 'debug',
@@ -17,7 +20,11 @@ function schedulerContext(clock: () => Date, lines: LogLine[], settings = engine
       },
     }),
   });
-  return { settings, clock, logger } as Pick<EngineContext, 'settings' | 'clock' | 'logger'> as EngineContext;
+  const database = { kind: 'pglite' } as EngineContext['database'];
+  return { settings, clock, logger, database } as Pick<
+    EngineContext,
+    'settings' | 'clock' | 'logger' | 'database'
+  > as EngineContext;
 }
 
 /**

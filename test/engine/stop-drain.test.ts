@@ -12,12 +12,13 @@ function gatedScheduler(limit: number) {
   const started: string[] = [];
   const finished: string[] = [];
   const gates = new Map<string, () => void>();
-  // The scheduler reads only these parts of the context.
+  // The scheduler reads only these parts of the context (of the database, that no other process shares it).
   const context = {
     settings: engineSettings(),
     clock: () => new Date('2030-01-01T00:00:00Z'),
     logger: createLogger({ level: 'silent' }),
-  } as Pick<EngineContext, 'settings' | 'clock' | 'logger'> as EngineContext;
+    database: { kind: 'pglite' } as EngineContext['database'],
+  } as Pick<EngineContext, 'settings' | 'clock' | 'logger' | 'database'> as EngineContext;
   const scheduler = new Scheduler({
     context,
     limiter: createLimiter(limit),
