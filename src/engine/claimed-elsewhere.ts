@@ -19,13 +19,13 @@ export interface ClaimedElsewhereOptions {
   /** Which of these strategies have a cycle of the slot (cycles.claimedAmong). */
   read(slot: Date, strategies: string[]): Promise<string[]>;
   logger: Logger;
-  /** Waiting cycles of one slot from which a read is worth its statement. */
-  burst?: number;
-  /** How many of the next waiting cycles one read asks about. */
-  window?: number;
-  refreshMs?: number;
-  now?: () => number;
 }
+
+/** Waiting cycles of one slot from which a read is worth its statement. */
+const BURST = 16;
+/** How many of the next waiting cycles one read asks about. */
+const WINDOW = 512;
+const REFRESH_MS = 100;
 
 interface SlotState {
   /** Dispatched here and not started, in queue order (a Set keeps insertion order). */
@@ -38,17 +38,8 @@ interface SlotState {
 
 export class ClaimedElsewhere {
   private readonly slots = new Map<number, SlotState>();
-  private readonly burst: number;
-  private readonly window: number;
-  private readonly refreshMs: number;
-  private readonly now: () => number;
 
-  constructor(private readonly options: ClaimedElsewhereOptions) {
-    this.burst = options.burst ?? 16;
-    this.window = options.window ?? 512;
-    this.refreshMs = options.refreshMs ?? 100;
-    this.now = options.now ?? (() => performance.now());
-  }
+  constructor(private readonly options: ClaimedElsewhereOptions) {}
 
   /** A cycle of the slot was queued here. */
   queued(strategy: string, slot: Date): void {
@@ -76,13 +67,14 @@ export class ClaimedElsewhere {
   }
 
   private refresh(slot: Date, state: SlotState): void {
-    if (state.reading || state.waiting.size < this.burst || this.now() - state.readAt < this.refreshMs)
-      return;
+    if (state.reading || state.waiting.size < BURST) return;
+    const now = performance.now();
+    if (now - state.readAt < REFRESH_MS) return;
     state.reading = true;
-    state.readAt = this.now();
+    state.readAt = now;
     const asked: string[] = [];
     for (const strategy of state.waiting) {
-      if (asked.length === this.window) break;
+      if (asked.length === WINDOW) break;
       if (!state.claimed.has(strategy)) asked.push(strategy);
     }
     this.options

@@ -57,10 +57,10 @@ export class Scheduler {
     | undefined;
 
   constructor(private readonly options: SchedulerOptions) {
-    const { clock, logger } = options.context;
+    const { context } = options;
+    const { clock, logger } = context;
     if (options.useCron !== false)
       this.triggers = new CronTriggers((name, now) => this.tick(name, now), logger, clock);
-    const { context } = options;
     if (context.database.kind === 'postgres')
       this.claimedElsewhere = new ClaimedElsewhere({
         read: (slot, strategies) =>
