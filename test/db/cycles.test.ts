@@ -94,6 +94,19 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     });
   });
 
+  it('answers a claim with the very row the database holds, defaults and version included', async () => {
+    const strategy = await newStrategy();
+    const slot = new Date('2026-03-02T10:15:00.123Z');
+    const claimed = await db.cycles.claimSlotWithFigures(
+      { strategy, strategyVersion: 7, slot, trigger: 'missed', owner: 'replica-x' },
+      { day: { start: at(0), end: at(24) }, month: { start: at(-24), end: at(24 * 27) } },
+    );
+    expect(claimed).not.toBeNull();
+    expect(claimed!.cycle).toEqual(await db.cycles.get(claimed!.cycle.id));
+    const unversioned = await db.cycles.claimSlot({ strategy, slot: at(11), trigger: 'once', owner: 'r' });
+    expect(unversioned).toEqual(await db.cycles.get(unversioned!.id));
+  });
+
   it('names the strategies among those asked that have a cycle of the slot, in any state', async () => {
     const [claimed, other, failed, never] = [
       await newStrategy(),

@@ -80,6 +80,7 @@ describe.each(testBackends())('intent commit re-decided under the lock on %s', (
     );
     expect(committed.action).toBe('commit');
     expect(committed.cycle).toMatchObject({ state: 'submitting', attempts: 1, quoteId: 'SER10000' });
+    expect(committed.cycle).toEqual(await db.cycles.get(first.id));
 
     const second = await claimed(strategy, 11);
     const skipped = await db.cycles.commitIntent(
@@ -120,12 +121,14 @@ describe.each(testBackends())('intent commit re-decided under the lock on %s', (
   it('commits a decision that stands without re-reading, in one statement', async () => {
     const strategy = `serial-${++count}`;
     const cycle = await claimed(strategy, 16);
+    // Keys out of the order jsonb keeps them in, nesting and numbers: the cycle answered is the one stored.
+    const trace = [{ rule: 'max_price', passed: true, seen: { price: '5.4321', limit: 5.5, at: null } }];
     const result = await db.cycles.commitIntent(
       { id: cycle.id, from: 'claimed', quote: quoteOf('42.5', 7) },
-      { stands: { trace: [{ rule: 'max_price' }], balanceSnapshotId: null } },
+      { stands: { trace, balanceSnapshotId: null } },
     );
     expect(result.action).toBe('commit');
-    expect(result.cycle).toMatchObject({ state: 'submitting', attempts: 1, trace: [{ rule: 'max_price' }] });
+    expect(result.cycle).toMatchObject({ state: 'submitting', attempts: 1, trace });
     expect(result.cycle!.totalCost!.toFixed()).toBe('42.5');
     expect(result.cycle!.quoteRecordId).toBe((await db.quotes.forCycle(cycle.id))[0]!.id);
     // The statement's row is decoded as the query builder decodes the same row (Decimal, Date, JSON).

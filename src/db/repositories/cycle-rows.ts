@@ -1,5 +1,13 @@
 import type { cycles } from '../schema.js';
-import type { Cycle, CyclePatch, CycleState, CycleTrigger, FigureDifference, JsonValue } from '../types.js';
+import type {
+  ClaimSlotInput,
+  Cycle,
+  CyclePatch,
+  CycleState,
+  CycleTrigger,
+  FigureDifference,
+  JsonValue,
+} from '../types.js';
 
 export type CycleRow = typeof cycles.$inferSelect;
 
@@ -33,6 +41,43 @@ export function toCycle(row: CycleRow): Cycle {
     discrepancy: (row.discrepancy ?? null) as FigureDifference[] | null,
     envelopeId: row.envelopeId,
     strategyVersion: row.strategyVersion,
+  };
+}
+
+/**
+ * The row a claim inserts, as the claim's statement wrote it: the values given, the columns' defaults
+ * (`attempts` 0, null elsewhere) and the id the database gave it. Checked against the row read back in
+ * test/db/cycles.test.ts.
+ */
+export function claimedCycle(id: number, input: ClaimSlotInput, now: Date): Cycle {
+  return {
+    id,
+    strategy: input.strategy,
+    slot: input.slot,
+    trigger: input.trigger,
+    state: 'claimed',
+    owner: input.owner,
+    attempts: 0,
+    reasonCode: null,
+    errorCode: null,
+    errorMessage: null,
+    quoteRecordId: null,
+    quoteId: null,
+    amount: null,
+    price: null,
+    totalCost: null,
+    balanceSnapshotId: null,
+    trace: null,
+    serviceOrderId: null,
+    claimedAt: now,
+    updatedAt: now,
+    submittedAt: null,
+    finishedAt: null,
+    leaseOwner: null,
+    leaseUntil: null,
+    discrepancy: null,
+    envelopeId: null,
+    strategyVersion: input.strategyVersion ?? null,
   };
 }
 

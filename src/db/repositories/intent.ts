@@ -12,7 +12,7 @@
  * active envelope it fits (the envelope rows locked FOR UPDATE, so that a revoke and a charge, or two charges
  * of the last room, never interleave), or, when none fits, parked for people with its quote.
  */
-import { and, eq, type SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
 import {
@@ -114,11 +114,16 @@ const CREDIT_ACCOUNT_LOCK_KEY = advisoryLockKey('intent:credit-account');
 
 const p = sql.placeholder;
 
+/** Every column of a cycle but its trace. */
+const { trace: _written, ...RETURNED_WITHOUT_TRACE } = getTableColumns(cycles);
+
 /**
  * The intent as ONE statement: the quote row and the move to `submitting`, in a CTE. Prepared, on the pool
  * and on each of the recheck's transaction handles, once (statement-transactions.ts): unprepared, postgres.js
  * would spend a round trip describing it before binding it, inside the quote's window (spend-figures.ts says
- * why, bench/README.md "Round trips per cycle" gives the figures).
+ * why, bench/README.md "Round trips per cycle" gives the figures). The moved row comes back without its
+ * trace, which is the one this statement writes: decoding every rule's result again was the largest value
+ * a cycle read back, inside the quote's window.
  */
 function submitStatement(executor: DrizzleHandle) {
   const insertQuote = executor.insert(quotes).values(quotePlaceholders('id')).returning({ id: quotes.id });
@@ -144,7 +149,7 @@ function submitStatement(executor: DrizzleHandle) {
       updatedAt: encoded(cycles.updatedAt, 'now'),
     })
     .where(and(eq(cycles.id, p('id')), eq(cycles.state, p('from'))))
-    .returning()
+    .returning(RETURNED_WITHOUT_TRACE)
     .prepare('intent_submit');
 }
 
@@ -164,7 +169,7 @@ async function submit(
     envelopeId,
     now,
   });
-  return row ? toCycle(row) : null;
+  return row ? toCycle({ ...row, trace: patch.trace }) : null;
 }
 
 /**
