@@ -67,7 +67,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
  * that a log reader that stops reading fills memory rather than stalling the cycles (a synchronous write
  * to a full pipe blocks the process). The bench writes its lines through the same destination.
  */
-export function lineDestination(dest: number | string): ReturnType<typeof Pino.destination> {
+export function lineDestination(dest: number | string): Pino.DestinationStream {
   const pino = requirePackage('pino') as typeof Pino;
   return pino.destination({ dest, sync: false, minLength: LINE_BUFFER_BYTES, periodicFlush: LINE_FLUSH_MS });
 }
