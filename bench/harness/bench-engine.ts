@@ -7,10 +7,10 @@ import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pino from 'pino';
 import type { PurchaseClient } from '../../src/api/index.js';
 import { App, type AppMode } from '../../src/app.js';
 import { type EngineContext, recordStrategiesSeen } from '../../src/engine/index.js';
-import { lineDestination } from '../../src/observability/logger.js';
 import { loadStrategiesOrThrow, type Strategy } from '../../src/strategy/index.js';
 
 export interface BenchEngineOptions {
@@ -57,8 +57,8 @@ export async function openBenchEngine(options: BenchEngineOptions): Promise<Benc
       LOG_LEVEL: 'info',
       ...options.env,
     },
-    // Every cycle logs its line as in production, through the worker's own destination; the OS discards it.
-    logDestination: lineDestination('/dev/null'),
+    // Every cycle logs its line as in production; the line is serialized, then discarded by the OS.
+    logDestination: pino.destination({ dest: '/dev/null', sync: false }),
   });
   await app.start();
   const { client, tradingClient } = app.context;

@@ -56,26 +56,8 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     });
     return pino(options, prettyStream);
   }
-  return pino(options, settings.destination ?? lineDestination(1));
+  return pino(options, settings.destination ?? pino.destination({ fd: 1, sync: false }));
 }
-
-/**
- * A worker's log lines: buffered up to LINE_BUFFER_BYTES, written at least every LINE_FLUSH_MS, and
- * written out synchronously when the process exits (pino registers that for an asynchronous destination).
- * Written one by one, every cycle's line was its own write through libuv's thread pool, about 5 % of a
- * sequential cycle's CPU on two cores (bench/README.md, 26 November 2026, fourth session). Asynchronous, so
- * that a log reader that stops reading fills memory rather than stalling the cycles (a synchronous write
- * to a full pipe blocks the process). The bench writes its lines through the same destination.
- */
-export function lineDestination(dest: number | string): Pino.DestinationStream {
-  const pino = requirePackage('pino') as typeof Pino;
-  return pino.destination({ dest, sync: false, minLength: LINE_BUFFER_BYTES, periodicFlush: LINE_FLUSH_MS });
-}
-
-/** About ten cycle lines. */
-export const LINE_BUFFER_BYTES = 4096;
-/** The longest a line waits for its write: an operator reading the log live sees it within this. */
-export const LINE_FLUSH_MS = 200;
 
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   let out = text;

@@ -1,14 +1,7 @@
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger, type LoggerSettings, lineDestination } from '../../src/observability/logger.js';
+import { describe, expect, it } from 'vitest';
+import { createLogger, type LoggerSettings } from '../../src/observability/logger.js';
 
 const TOKEN = 'logTok-Hx7Pq2Wm9Zr4';
 // Characters that change under URL encoding and JSON escaping.
@@ -86,57 +79,5 @@ describe('logger', () => {
     expect(text()).toMatch(/INFO.*webhook at \/webhooks\/\[REDACTED\]/);
     expect(text()).not.toMatch(/^\{/);
     expectClean(text());
-  });
-});
-
-describe("the worker's line destination", () => {
-  let folder: string;
-  beforeEach(async () => {
-    folder = await mkdtemp(join(tmpdir(), 'tb-lines-'));
-  });
-  afterEach(async () => {
-    await rm(folder, { recursive: true, force: true });
-  });
-
-  it('gathers lines logged on different turns of the event loop into one write', async () => {
-    const file = join(folder, 'worker.log');
-    const destination = lineDestination(file);
-    await once(destination, 'ready');
-    const logger = createLogger({ destination });
-    logger.info({ cycle: 1 }, 'cycle placed');
-    // A destination that wrote each line would have sent the first one by now.
-    await nextTurn();
-    logger.info({ cycle: 2 }, 'cycle placed');
-    const [bytes] = (await once(destination, 'write')) as [number];
-    const text = await readFile(file, 'utf8');
-    expect(bytes).toBe(Buffer.byteLength(text));
-    expect(
-      text
-        .trimEnd()
-        .split('\n')
-        .map((line) => JSON.parse(line).cycle),
-    ).toEqual([1, 2]);
-    destination.end();
-  });
-
-  it('writes the lines still held when the process exits', async () => {
-    const file = join(folder, 'exit.log');
-    const logger = fileURLToPath(new URL('../../src/observability/logger.ts', import.meta.url));
-    // A file opens asynchronously (the worker's fd 1 is open from the start): the line is logged once it is.
-    const script = `import { once } from 'node:events';
-      import { createLogger, lineDestination } from ${JSON.stringify(logger)};
-      const destination = lineDestination(${JSON.stringify(file)});
-      await once(destination, 'ready');
-      createLogger({ destination }).info('last words');
-      process.exit(3);`;
-    const run = promisify(execFile)(process.execPath, [
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '-e',
-      script,
-    ]);
-    await expect(run).rejects.toMatchObject({ code: 3 });
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ msg: 'last words' });
   });
 });
