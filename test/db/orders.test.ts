@@ -116,9 +116,33 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
       expect(order.settledAt).toBeNull();
       expect(cycle).toMatchObject({ id, state: 'placed', serviceOrderId: placed.id, reasonCode: 'ok' });
       expect(cycle!.finishedAt).toBeInstanceOf(Date);
+      // The order answered is composed from the values written: it must be the row the database holds.
+      expect(order).toEqual(await db.orders.get(order.id));
+      expect(cycle).toEqual(await db.cycles.get(id));
       expect(await db.cycles.get(id)).toMatchObject({ state: 'placed', serviceOrderId: placed.id });
       expect(await db.orders.history(order.id)).toEqual([
         expect.objectContaining({ source: 'create', fromStatus: null, toStatus: 'pending' }),
+      ]);
+    });
+
+    it('answers the row the database holds for an order settled at once and one without a quoteId', async () => {
+      const id = await submittingCycle();
+      const placed = serviceOrder({
+        status: 'settled',
+        quoteId: null,
+        amount: new Decimal('0.000000000000000001'),
+      });
+      const { order } = await db.orders.recordPlacedWithCycle(
+        id,
+        placed,
+        { from: 'submitting', reasonCode: 'ok' },
+        { nextCheckAt: new Date('2026-03-02T13:05:00.250Z'), source: 'reconcile' },
+      );
+      expect(order).toMatchObject({ status: 'settled', quoteId: null });
+      expect(order.settledAt).toBeInstanceOf(Date);
+      expect(order).toEqual(await db.orders.get(order.id));
+      expect(await db.orders.history(order.id)).toEqual([
+        expect.objectContaining({ source: 'reconcile', fromStatus: null, toStatus: 'settled' }),
       ]);
     });
 

@@ -104,6 +104,7 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     await db.balances.record(balance(new Date('2026-03-02T09:00:00Z'), '499998.5'));
     const latest = await db.balances.record(balance(new Date('2026-03-02T09:05:00Z'), '400000.25'));
     const read = await db.balances.latest();
+    expect(read).toEqual(latest);
     expect(read).toMatchObject({ id: latest.id, canWithdraw: true, cycleId: null });
     expect(read!.credit.available.toFixed()).toBe('400000.25');
     expect(read!.crypto.balance.toFixed()).toBe('12.345678901234567891');

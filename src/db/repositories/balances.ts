@@ -24,7 +24,8 @@ function toSnapshot(row: typeof balanceSnapshots.$inferSelect): BalanceSnapshot 
 const p = sql.placeholder;
 
 export function createBalancesRepository(db: DrizzleHandle): BalancesRepository {
-  // Recorded once per cycle that reads the balance.
+  // Recorded once per cycle that reads the balance. It answers only the id: the rest of the snapshot is the
+  // values written (test/db/records.test.ts compares it with the row read back).
   const insertSnapshot = db
     .insert(balanceSnapshots)
     .values({
@@ -39,7 +40,7 @@ export function createBalancesRepository(db: DrizzleHandle): BalancesRepository 
       takenAt: p('takenAt'),
       cycleId: p('cycleId'),
     })
-    .returning()
+    .returning({ id: balanceSnapshots.id })
     .prepare('balances_record');
   return {
     async record(snapshot) {
@@ -56,7 +57,19 @@ export function createBalancesRepository(db: DrizzleHandle): BalancesRepository 
         cycleId: snapshot.cycleId ?? null,
       });
       if (!row) throw new Error('insert into balance_snapshots returned no row');
-      return toSnapshot(row);
+      return {
+        id: row.id,
+        fiat: { currency: snapshot.fiat.currency, balance: snapshot.fiat.balance },
+        crypto: { currency: snapshot.crypto.currency, balance: snapshot.crypto.balance },
+        credit: {
+          total: snapshot.credit.total,
+          used: snapshot.credit.used,
+          available: snapshot.credit.available,
+        },
+        canWithdraw: snapshot.canWithdraw,
+        takenAt: snapshot.takenAt,
+        cycleId: snapshot.cycleId ?? null,
+      };
     },
 
     async latest() {

@@ -3,6 +3,7 @@ import type {
   JsonValue,
   OrderOrigin,
   OrderRecord,
+  ServiceOrder,
   SettlementEvent,
   SettlementSource,
   SettlementStatus,
@@ -38,6 +39,46 @@ export function toOrder(row: OrderRow): OrderRecord {
     leaseUntil: row.leaseUntil,
     stuckFlaggedAt: row.stuckFlaggedAt,
     settledAt: row.settledAt,
+  };
+}
+
+/**
+ * The row the placed statement inserts for a cycle's order (orders.ts), as it wrote it: the values given,
+ * null in the columns tracking fills later, settled_at set only for an order already settled, and the id
+ * the database gave it. Checked against the row read back in test/db/orders.test.ts.
+ */
+export function insertedOrder(
+  id: number,
+  cycleId: number,
+  order: ServiceOrder,
+  status: SettlementStatus,
+  now: Date,
+  nextCheckAt: Date,
+): OrderRecord {
+  return {
+    id,
+    serviceOrderId: order.id,
+    cycleId,
+    origin: 'cycle',
+    quoteId: order.quoteId ?? null,
+    symbol: order.symbol,
+    amount: order.amount,
+    price: order.price,
+    side: order.side,
+    serviceTimestamp: order.timestamp,
+    status,
+    expectedAmount: null,
+    receivedAmount: null,
+    withdrawnAmount: null,
+    lastTracking: null,
+    createdAt: now,
+    updatedAt: now,
+    lastProgressAt: now,
+    nextCheckAt,
+    leaseOwner: null,
+    leaseUntil: null,
+    stuckFlaggedAt: null,
+    settledAt: status === 'settled' ? now : null,
   };
 }
 

@@ -16,7 +16,7 @@ import type {
 import { type AuditEntry, appendAudit } from './audit.js';
 import { toCycle } from './cycle-rows.js';
 import { NO_OUTBOX, type Outbox, orderPlaced, settlementStuck } from './notification-events.js';
-import { type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
+import { insertedOrder, type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
 import { type ApplyTrackingOptions, applyTracking, type TrackingApplied } from './order-tracking.js';
 
 export interface OrdersRepository {
@@ -73,8 +73,9 @@ const p = sql.placeholder;
  * history row and the cycle's move to `placed`, in data-modifying CTEs. As a transaction (begin, two
  * inserts, an update, commit) it was five round trips and three query-builder renders on every cycle
  * (bench/README.md, "Where the cycle's time goes"). The cycle moves only with a new order row; the answer is
- * the order row with the moved cycle (null when it was no longer in `from`), or no row at all when the
- * service's order id was already recorded (the conflict), which the caller resolves in a transaction.
+ * the new order's id with the moved cycle (null when it was no longer in `from`), or no row at all when the
+ * service's order id was already recorded (the conflict), which the caller resolves in a transaction. The
+ * order row itself is composed from the values written (insertedOrder), not read back.
  */
 function recordPlacedStatement(db: DrizzleHandle) {
   const insertOrder = db
@@ -98,8 +99,10 @@ function recordPlacedStatement(db: DrizzleHandle) {
       settledAt: sql`case when ${p('status')} = 'settled' then ${encoded(orders.settledAt, 'now')}::timestamptz end`,
     })
     .onConflictDoNothing({ target: orders.serviceOrderId })
-    .returning();
-  const placedOrder = db.$with('placed_order', getTableColumns(orders)).as(insertOrder.getSQL());
+    .returning({ id: orders.id, status: orders.status });
+  const placedOrder = db
+    .$with('placed_order', { id: orders.id, status: orders.status })
+    .as(insertOrder.getSQL());
   const firstEvent = db.$with('first_event', { id: settlementEvents.id }).as(
     sql`insert into ${settlementEvents} (order_id, source, from_status, to_status, recorded_at)
       select id, ${p('source')}, null, status, ${encoded(settlementEvents.recordedAt, 'now')} from ${placedOrder}
@@ -242,6 +245,7 @@ export function createOrdersRepository(
       if (!move.discrepancy?.length && !options.audit && !outbox.announces('order_placed')) {
         const now = clock();
         const status = order.status ?? 'pending';
+        const nextCheckAt = options.nextCheckAt ?? now;
         const [row] = await placeOnPool.execute({
           ...order,
           serviceOrderId: order.id,
@@ -250,14 +254,17 @@ export function createOrdersRepository(
           cycleId,
           status,
           now,
-          nextCheckAt: options.nextCheckAt ?? now,
+          nextCheckAt,
           source: options.source ?? 'create',
           from: move.from,
           reasonCode: move.reasonCode,
         });
         if (row) {
           const cycle = row.moved_cycle ? toCycle(row.moved_cycle) : null;
-          return { order: toOrder(row.placed_order), cycle };
+          return {
+            order: insertedOrder(row.placed_order.id, cycleId, order, status, now, nextCheckAt),
+            cycle,
+          };
         }
       }
       return db.transaction(async (tx) => {
