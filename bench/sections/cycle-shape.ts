@@ -18,7 +18,7 @@ export interface CycleShape {
   exchanges: number;
 }
 
-const CALL_OF_OPERATION: Record<TimedCall['operation'], HttpCall> = {
+export const CALL_OF_OPERATION: Record<TimedCall['operation'], HttpCall> = {
   getBalance: 'balance',
   getQuote: 'quote',
   createOrder: 'order',

@@ -17,7 +17,14 @@ import { formatMs, type ReportRow } from '../harness/report.js';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
 import { startStatementCounter } from '../harness/statement-counter.js';
 import { type LatencySummary, ratio, round, summarize } from '../harness/stats.js';
-import { type CycleShape, type CycleStep, deriveShape, describeShape } from './cycle-shape.js';
+import { type CallSpan, medianPhases, type Phases, phaseLines, phasesOf } from './cycle-phases.js';
+import {
+  CALL_OF_OPERATION,
+  type CycleShape,
+  type CycleStep,
+  deriveShape,
+  describeShape,
+} from './cycle-shape.js';
 import { type CapturedKeys, type Floor, openFloor } from './floor.js';
 
 export interface CycleResult {
@@ -37,6 +44,8 @@ export interface CycleResult {
    * of a cycle is waiting on the sandbox and PostgreSQL, which run in other processes.
    */
   cpuMsPerCycle: { worker: number; floor: number };
+  /** Median milliseconds of each phase of a cycle (cycle-phases.ts), worker and floor. */
+  phases: { worker: Phases; floor: Phases };
   /** Whole-cycle median / floor whole-cycle median; target at most 1.25. */
   ratio: number;
   target: number;
@@ -64,6 +73,8 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
   const quoteToOrder: number[] = [];
   const floorWhole: number[] = [];
   const floorQuoteToOrder: number[] = [];
+  const workerPhases: Phases[] = [];
+  const floorPhases: Phases[] = [];
   let workerCpuMs = 0;
   let floorCpuMs = 0;
   let floor: Floor | undefined;
@@ -87,6 +98,7 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
         outcomes[timed.outcome] = (outcomes[timed.outcome] ?? 0) + 1;
         whole.push(timed.wholeMs);
         if (timed.quoteToOrderMs !== undefined) quoteToOrder.push(timed.quoteToOrderMs);
+        workerPhases.push(phasesOf(timed.calls, timed.wholeMs));
       }
       workerCpuMs += cpuMsSince(workerCpu);
       const floorCpu = process.cpuUsage();
@@ -95,6 +107,7 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
       for (const sample of floorSamples) {
         floorWhole.push(sample.cycleMs);
         floorQuoteToOrder.push(sample.quoteToOrderMs);
+        floorPhases.push(phasesOf(sample.calls, sample.cycleMs));
       }
     }
   } finally {
@@ -113,6 +126,7 @@ export async function runCycleSection(sandbox: SandboxProcess, databaseUrl: stri
     whole: summarize(whole),
     floor: { quoteToOrder: summarize(floorQuoteToOrder), whole: summarize(floorWhole) },
     cpuMsPerCycle: { worker: round(workerCpuMs / cycles), floor: round(floorCpuMs / cycles) },
+    phases: { worker: medianPhases(workerPhases), floor: medianPhases(floorPhases) },
     ratio: 0,
     target: TARGET_RATIO,
   };
@@ -195,6 +209,8 @@ interface TimedCycle {
   slot: Date;
   wholeMs: number;
   quoteToOrderMs?: number;
+  /** The cycle's successful HTTP calls, since it began. */
+  calls: CallSpan[];
 }
 
 async function timeCycle(
@@ -208,7 +224,15 @@ async function timeCycle(
   const began = performance.now();
   const report = await runCycle(engine.context, request);
   const wholeMs = performance.now() - began;
-  const timed = { outcome: report.outcome, report, slot: request.slot, wholeMs };
+  const calls = recorder
+    .calls()
+    .filter((call) => call.ok)
+    .map((call) => ({
+      call: CALL_OF_OPERATION[call.operation],
+      startMs: call.startAt - began,
+      endMs: call.endAt - began,
+    }));
+  const timed = { outcome: report.outcome, report, slot: request.slot, wholeMs, calls };
   const gap = quoteToOrderGap(recorder.calls());
   return gap === undefined ? timed : { ...timed, quoteToOrderMs: gap };
 }
@@ -283,6 +307,11 @@ function rowsOf(result: CycleResult): ReportRow[] {
       metric: 'CPU of this process per cycle: worker / floor',
       value: `${formatMs(result.cpuMsPerCycle.worker)} / ${formatMs(result.cpuMsPerCycle.floor)}`,
     },
+    ...phaseLines(result.phases.worker, result.phases.floor).map(({ phase, text }) => ({
+      section: 'cycle',
+      metric: `phase p50, worker / floor: ${phase}`,
+      value: text,
+    })),
     {
       section: 'cycle',
       metric: 'ratio (whole p50 / floor p50)',

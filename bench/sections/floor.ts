@@ -16,11 +16,14 @@ import postgres from 'postgres';
 import { Pool } from 'undici';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
 import type { StatementSeen } from '../harness/statement-counter.js';
+import type { CallSpan } from './cycle-phases.js';
 import type { CycleShape, CycleStep } from './cycle-shape.js';
 
 export interface FloorSample {
   cycleMs: number;
   quoteToOrderMs: number;
+  /** The cycle's HTTP calls, for the phases (cycle-phases.ts). */
+  calls: CallSpan[];
 }
 
 /** The keys of the captured cycle, which a replay replaces with its own. */
@@ -91,10 +94,14 @@ async function playCycle(
   let quoteId = '';
   let quoteReceived = began;
   let orderSent = began;
+  const calls: CallSpan[] = [];
   for (const step of steps) {
     if ('sql' in step) {
       await Promise.all(step.sql.map((statement) => replay(sql, statement, keys)));
-    } else if (step.http === 'balance') {
+      continue;
+    }
+    const startMs = performance.now() - began;
+    if (step.http === 'balance') {
       await http.get('/client/balance');
     } else if (step.http === 'quote') {
       quoteId = ((await http.get('/client/quote?symbols=USDTBRL&amount=100.00')) as { quoteId: string })
@@ -106,8 +113,9 @@ async function playCycle(
       const order = (await http.post('/client/order', { quoteId })) as { id: string };
       keys.set(captured.serviceOrderId, order.id);
     }
+    calls.push({ call: step.http, startMs, endMs: performance.now() - began });
   }
-  return { cycleMs: performance.now() - began, quoteToOrderMs: orderSent - quoteReceived };
+  return { cycleMs: performance.now() - began, quoteToOrderMs: orderSent - quoteReceived, calls };
 }
 
 /** Sends one captured statement as the worker's driver did, with the replay's keys in its parameters. */

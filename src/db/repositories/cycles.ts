@@ -77,7 +77,7 @@ export function createCyclesRepository(
   // The claim and the figures the cycle's rules read first, in one exchange: the figures are of the
   // strategy's other cycles (the statement's snapshot does not hold the row it inserts), and a lost claim
   // answers no row at all. The claimed row answers only its id: every other column is a value given here or
-  // the column's default (claimedCycle), and reading back all 28 was a third of a cycle's row decoding.
+  // the column's default (claimedCycle), which reading back all 28 decoded again on every claim.
   const claim = db.$with('claim').as(
     db
       .insert(cycles)
