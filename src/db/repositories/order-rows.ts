@@ -43,23 +43,21 @@ export function toOrder(row: OrderRow): OrderRecord {
 }
 
 /**
- * The row the placed statement inserts for a cycle's order (orders.ts), as it wrote it: the values given,
- * null in the columns tracking fills later, settled_at set only for an order already settled, and the id
- * the database gave it. Checked against the row read back in test/db/orders.test.ts.
+ * The columns an order's first insert writes (the placed statement and the insert-or-adopt in orders.ts):
+ * the service's order as recorded, settled_at set only for an order already settled.
  */
-export function insertedOrder(
-  id: number,
-  cycleId: number,
+export function newOrderColumns(
+  cycleId: number | null,
+  origin: OrderOrigin,
   order: ServiceOrder,
-  status: SettlementStatus,
   now: Date,
   nextCheckAt: Date,
-): OrderRecord {
+) {
+  const status: SettlementStatus = order.status ?? 'pending';
   return {
-    id,
     serviceOrderId: order.id,
     cycleId,
-    origin: 'cycle',
+    origin,
     quoteId: order.quoteId ?? null,
     symbol: order.symbol,
     amount: order.amount,
@@ -67,18 +65,29 @@ export function insertedOrder(
     side: order.side,
     serviceTimestamp: order.timestamp,
     status,
-    expectedAmount: null,
-    receivedAmount: null,
-    withdrawnAmount: null,
-    lastTracking: null,
     createdAt: now,
     updatedAt: now,
     lastProgressAt: now,
     nextCheckAt,
+    settledAt: status === 'settled' ? now : null,
+  };
+}
+
+/**
+ * The row such an insert made, without reading it back: its columns, null in those tracking fills later,
+ * and the id the database gave it. Checked against the row read back in test/db/orders.test.ts.
+ */
+export function insertedOrder(id: number, columns: ReturnType<typeof newOrderColumns>): OrderRecord {
+  return {
+    id,
+    ...columns,
+    expectedAmount: null,
+    receivedAmount: null,
+    withdrawnAmount: null,
+    lastTracking: null,
     leaseOwner: null,
     leaseUntil: null,
     stuckFlaggedAt: null,
-    settledAt: status === 'settled' ? now : null,
   };
 }
 

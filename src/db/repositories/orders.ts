@@ -16,7 +16,7 @@ import type {
 import { type AuditEntry, appendAudit } from './audit.js';
 import { toCycle } from './cycle-rows.js';
 import { NO_OUTBOX, type Outbox, orderPlaced, settlementStuck } from './notification-events.js';
-import { insertedOrder, type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
+import { insertedOrder, newOrderColumns, type OrderRow, toOrder, toSettlementEvent } from './order-rows.js';
 import { type ApplyTrackingOptions, applyTracking, type TrackingApplied } from './order-tracking.js';
 
 export interface OrdersRepository {
@@ -180,26 +180,10 @@ export function createOrdersRepository(
     nextCheckAt?: Date,
     source: SettlementSource = 'create',
   ): Promise<OrderRecord> => {
-    const status = order.status ?? 'pending';
+    const columns = newOrderColumns(cycleId, origin, order, now, nextCheckAt ?? now);
     const [inserted] = await tx
       .insert(orders)
-      .values({
-        serviceOrderId: order.id,
-        cycleId,
-        origin,
-        quoteId: order.quoteId ?? null,
-        symbol: order.symbol,
-        amount: order.amount,
-        price: order.price,
-        side: order.side,
-        serviceTimestamp: order.timestamp,
-        status,
-        createdAt: now,
-        updatedAt: now,
-        lastProgressAt: now,
-        nextCheckAt: nextCheckAt ?? now,
-        settledAt: status === 'settled' ? now : null,
-      })
+      .values(columns)
       .onConflictDoNothing({ target: orders.serviceOrderId })
       .returning();
     if (!inserted) {
@@ -221,7 +205,7 @@ export function createOrdersRepository(
     }
     const [event] = await tx
       .insert(settlementEvents)
-      .values({ orderId: inserted.id, source, fromStatus: null, toStatus: status, recordedAt: now })
+      .values({ orderId: inserted.id, source, fromStatus: null, toStatus: columns.status, recordedAt: now })
       .returning({ id: settlementEvents.id });
     if (!event) throw new Error('insert into settlement_events returned no row');
     return toOrder(inserted);
@@ -244,27 +228,17 @@ export function createOrdersRepository(
       // with the fact, or an order already recorded (adopt or read it) take the transaction below.
       if (!move.discrepancy?.length && !options.audit && !outbox.announces('order_placed')) {
         const now = clock();
-        const status = order.status ?? 'pending';
-        const nextCheckAt = options.nextCheckAt ?? now;
+        const columns = newOrderColumns(cycleId, 'cycle', order, now, options.nextCheckAt ?? now);
         const [row] = await placeOnPool.execute({
-          ...order,
-          serviceOrderId: order.id,
-          serviceTimestamp: order.timestamp,
-          quoteId: order.quoteId ?? null,
-          cycleId,
-          status,
+          ...columns,
           now,
-          nextCheckAt,
           source: options.source ?? 'create',
           from: move.from,
           reasonCode: move.reasonCode,
         });
         if (row) {
           const cycle = row.moved_cycle ? toCycle(row.moved_cycle) : null;
-          return {
-            order: insertedOrder(row.placed_order.id, cycleId, order, status, now, nextCheckAt),
-            cycle,
-          };
+          return { order: insertedOrder(row.placed_order.id, columns), cycle };
         }
       }
       return db.transaction(async (tx) => {
