@@ -31,7 +31,6 @@ import {
   createReadiness,
   createReplicaId,
   cycleConcurrency,
-  databasePoolSize,
   type EngineContext,
   KillSwitch,
   type VersionPolicy,
@@ -141,7 +140,7 @@ export class App {
     const concurrency = cycleConcurrency(settings.engine, settings.api.rateLimit);
     const { database, migration } = await openDatabaseFromSettings(
       settings,
-      { maxConnections: databasePoolSize(concurrency), clock },
+      { maxConnections: settings.database.connections, clock },
       {
         // Only the long-running worker waits; `once` and the admin commands report the outage at once.
         waitMs: options.mode === 'run' ? settings.engine.startupDatabaseWaitMs : 0,

@@ -27,6 +27,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'DATABASE_URL', key: 'database.url', kind: 'text' },
   { name: 'DATABASE_URL_FILE', key: 'database.urlFile', kind: 'text' },
   { name: 'TREASURY_DATA_DIR', key: 'database.dataDir', kind: 'text' },
+  { name: 'TREASURY_DATABASE_CONNECTIONS', key: 'database.connections', kind: 'integer' },
   { name: 'TREASURY_STRATEGIES', key: 'strategies.path', kind: 'text' },
   { name: 'TREASURY_STRATEGY_CHANGES', key: 'strategies.changes', kind: 'text' },
   { name: 'TREASURY_OPS_ADDR', key: 'ops.addr', kind: 'text' },

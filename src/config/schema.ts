@@ -229,6 +229,13 @@ export const settingsSchema = z.strictObject({
         .regex(/^postgres(ql)?:\/\//, { message: 'expected a postgres:// or postgresql:// URL' })
         .optional(),
       dataDir: z.string().min(1).default('./data'),
+      /**
+       * PostgreSQL connections of one worker process (PGlite has one). Sized for the database, not for the
+       * cycles in flight: a cycle holds a connection only for its statements, never across a call to the
+       * service, and fewer busy backends do the same work with less CPU (bench/README.md, 26 November 2026,
+       * fifth session). Two at least: an intent waiting for its strategy's lock holds one.
+       */
+      connections: z.number().int().min(2).max(100).default(10),
     })
     .prefault({}),
   strategies: z

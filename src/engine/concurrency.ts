@@ -175,13 +175,3 @@ export function cycleConcurrency(
 
 /** Requests of tracking and maintenance that may wait at the gate beside the cycles' own. */
 const GATE_SHARERS = 5;
-
-/**
- * Database connections of one replica. A cycle holds a connection only for its statements (a few ms),
- * never across a call to the service, so a burst needs far fewer connections than cycles in flight; the
- * ceiling keeps three replicas at defaults well inside PostgreSQL's default `max_connections` (100). The
- * extra four are for maintenance, tracking and the ops endpoints.
- */
-export function databasePoolSize(cycles: number): number {
-  return Math.max(10, Math.min(cycles, 20) + 4);
-}

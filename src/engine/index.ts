@@ -5,7 +5,6 @@ export {
   createAdaptiveLimit,
   createLimiter,
   cycleConcurrency,
-  databasePoolSize,
   judgeCycle,
   type Limiter,
   watchQuoteToOrder,

@@ -39,6 +39,8 @@ describe('loadSettings', () => {
     expect(settings.ops.addr).toBeUndefined();
     expect(settings.dryRun).toBe(false);
     expect(settings.database.dataDir).toBe(join(cwd, 'data'));
+    // Three replicas at defaults fit PostgreSQL's default max_connections (100) with room for others.
+    expect(settings.database.connections).toBe(10);
     expect(settings.strategies.path).toBe(join(cwd, 'strategies'));
     expect(settings.engine).toMatchObject({
       quoteWindowMs: 5_000,
@@ -57,6 +59,7 @@ describe('loadSettings', () => {
     expect(shipped.configFile).toBe(join(REPO_ROOT, 'config', 'default.yaml'));
     const strip = (s: typeof shipped) => ({ ...s, configFile: null, database: null, strategies: null });
     expect(strip(shipped)).toEqual(strip(builtIn));
+    expect(shipped.database.connections).toBe(builtIn.database.connections);
   });
 
   it('a missing explicit file is an error naming it', () => {
@@ -86,6 +89,7 @@ describe('loadSettings', () => {
       TREASURY_API_RETRY_MAX_ATTEMPTS: '5',
       DATABASE_URL: 'postgres://root@127.0.0.1:5432/test',
       TREASURY_DATA_DIR: '/var/lib/treasury',
+      TREASURY_DATABASE_CONNECTIONS: '4',
       TREASURY_STRATEGIES: 'strats',
       TREASURY_STRATEGY_CHANGES: 'apply',
       TREASURY_WEBHOOK_PUBLIC_URL: 'https://hooks.example',
@@ -98,7 +102,7 @@ describe('loadSettings', () => {
       api: { url: 'https://env.example/otc', format: 'json', retry: { maxAttempts: 5 } },
       http: { port: 2000 },
       dryRun: false,
-      database: { url: 'postgres://root@127.0.0.1:5432/test', dataDir: '/var/lib/treasury' },
+      database: { url: 'postgres://root@127.0.0.1:5432/test', dataDir: '/var/lib/treasury', connections: 4 },
       strategies: { path: join(cwd, 'strats'), changes: 'apply' },
       webhook: { publicUrl: 'https://hooks.example' },
       log: { level: 'debug' },
@@ -195,6 +199,7 @@ describe('loadSettings', () => {
           LOG_LEVEL: 'loud',
           TREASURY_API_URL: 'ftp://x',
           TREASURY_STRATEGY_CHANGES: 'maybe',
+          TREASURY_DATABASE_CONNECTIONS: '1',
         },
         cwd: tempDir(),
       }),
@@ -213,6 +218,11 @@ describe('loadSettings', () => {
           where: 'env TREASURY_STRATEGY_CHANGES',
           key: 'strategies.changes',
           message: expect.stringContaining('"maybe"'),
+        }),
+        expect.objectContaining({
+          where: 'env TREASURY_DATABASE_CONNECTIONS',
+          key: 'database.connections',
+          message: expect.stringContaining('1'),
         }),
       ]),
     );
