@@ -131,15 +131,35 @@ async function processCpuSeconds(pid: number | undefined): Promise<number> {
 /** USER_HZ, 100 on every Linux architecture Node supports. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** Busy CPU seconds of the whole machine so far, all cores (Linux /proc/stat; NaN elsewhere). */
-export async function machineBusySeconds(): Promise<number> {
+/** The whole machine's counters so far (Linux /proc/stat; NaN elsewhere). */
+export interface MachineCounters {
+  /** CPU seconds of every core spent on work of this machine's processes and kernel. */
+  busySeconds: number;
+  /**
+   * CPU seconds the hypervisor gave to other machines while this one had work: a neighbour's load, which
+   * slows a run without showing in `busySeconds`.
+   */
+  stealSeconds: number;
+  contextSwitches: number;
+}
+
+export async function machineCounters(): Promise<MachineCounters> {
   try {
-    const [line] = (await readFile('/proc/stat', 'utf8')).split('\n');
-    // cpu user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
-    const ticks = line!.trim().split(/\s+/).slice(1, 9).map(Number);
-    const busy = ticks.reduce((sum, value) => sum + value, 0) - ticks[3]! - ticks[4]!;
-    return busy / CLOCK_TICKS_PER_SECOND;
+    const lines = (await readFile('/proc/stat', 'utf8')).split('\n');
+    // cpu user nice system idle iowait irq softirq steal: busy is user to softirq but idle and iowait.
+    const [user, nice, system, _idle, _iowait, irq, softirq, steal] = lines[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number);
+    const busy = user! + nice! + system! + irq! + softirq!;
+    const ctxt = lines.find((line) => line.startsWith('ctxt '));
+    return {
+      busySeconds: busy / CLOCK_TICKS_PER_SECOND,
+      stealSeconds: steal! / CLOCK_TICKS_PER_SECOND,
+      contextSwitches: ctxt === undefined ? Number.NaN : Number(ctxt.split(' ')[1]),
+    };
   } catch {
-    return Number.NaN;
+    return { busySeconds: Number.NaN, stealSeconds: Number.NaN, contextSwitches: Number.NaN };
   }
 }

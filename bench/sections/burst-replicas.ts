@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { loadSettings } from '../../src/config/index.js';
 import { dcaStrategyYaml } from '../harness/bench-engine.js';
-import { machineBusySeconds, startReplicas } from '../harness/replica-processes.js';
+import { machineCounters, startReplicas } from '../harness/replica-processes.js';
 import { formatMs, type ReportRow } from '../harness/report.js';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
 import { percentile, round } from '../harness/stats.js';
@@ -44,9 +44,12 @@ export interface ReplicaBurstResult {
   allFinalMs: number;
   /**
    * CPU seconds over that time: the replicas', and the whole machine's (replicas, PostgreSQL, sandbox and
-   * this bench): steadier than the lags on a shared machine, and what bounds them on two cores.
+   * this bench): steadier than the lags on a shared machine, and what bounds them on two cores. `steal` is
+   * what the hypervisor gave to other machines meanwhile: a run with steal was slowed by a neighbour.
    */
-  cpuSeconds: { replicas: number; machine: number };
+  cpuSeconds: { replicas: number; machine: number; steal: number };
+  /** Context switches of the whole machine over that time: every wake-up of a process that waited. */
+  contextSwitches: number;
 }
 
 const IN_FLIGHT = ['claimed', 'quoted', 'submitting'];
@@ -112,13 +115,16 @@ export async function runReplicaBurstSection(
     );
     // The CPU count starts at the slot: starting and loading are not the burst's.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, slot.getTime() - Date.now())));
-    const cpuAtSlot = { replicas: await replicas.cpuSeconds(), machine: await machineBusySeconds() };
+    const atSlot = { replicas: await replicas.cpuSeconds(), machine: await machineCounters() };
     const states = await waitUntilFinal(sql, options.name, slot, options.strategies);
     const allFinalMs = Date.now() - slot.getTime();
+    const machine = await machineCounters();
     const cpuSeconds = {
-      replicas: round((await replicas.cpuSeconds()) - cpuAtSlot.replicas, 2),
-      machine: round((await machineBusySeconds()) - cpuAtSlot.machine, 2),
+      replicas: round((await replicas.cpuSeconds()) - atSlot.replicas, 2),
+      machine: round(machine.busySeconds - atSlot.machine.busySeconds, 2),
+      steal: round(machine.stealSeconds - atSlot.machine.stealSeconds, 2),
     };
+    const contextSwitches = machine.contextSwitches - atSlot.machine.contextSwitches;
     const ledger = (await sandbox.ledger()).filter((order) => Date.parse(order.createdAt) >= slot.getTime());
     const ours = await sql<{ quoteId: string }[]>`
       select q.quote_id as "quoteId" from quotes q join cycles c on c.id = q.cycle_id
@@ -142,6 +148,7 @@ export async function runReplicaBurstSection(
       },
       allFinalMs,
       cpuSeconds,
+      contextSwitches,
     };
     return { result, rows: rowsOf(options, result) };
   } finally {
@@ -205,8 +212,13 @@ function rowsOf(options: ReplicaBurstOptions, result: ReplicaBurstResult): Repor
     },
     {
       section,
-      metric: 'CPU from the slot until every cycle was final: replicas / whole machine',
-      value: `${result.cpuSeconds.replicas} s / ${result.cpuSeconds.machine} s (in ${formatMs(result.allFinalMs)})`,
+      metric: 'CPU from the slot until every cycle was final: replicas / whole machine / stolen',
+      value: `${result.cpuSeconds.replicas} s / ${result.cpuSeconds.machine} s / ${result.cpuSeconds.steal} s (in ${formatMs(result.allFinalMs)})`,
+    },
+    {
+      section,
+      metric: 'context switches of the whole machine over the same time',
+      value: result.contextSwitches.toLocaleString('en-US'),
     },
   ];
 }
