@@ -233,7 +233,8 @@ export const settingsSchema = z.strictObject({
        * PostgreSQL connections of one worker process (PGlite has one). Sized for the database, not for the
        * cycles in flight: a cycle holds a connection only for its statements, never across a call to the
        * service, and fewer busy backends do the same work with less CPU (bench/README.md, 26 November 2026,
-       * fifth session). Two at least: an intent waiting for its strategy's lock holds one.
+       * fifth session). Two at least: a transaction waiting for a lock would otherwise hold up every
+       * other statement of the process, its heartbeat included.
        */
       connections: z.number().int().min(2).max(100).default(10),
     })

@@ -222,7 +222,7 @@ describe('loadSettings', () => {
         expect.objectContaining({
           where: 'env TREASURY_DATABASE_CONNECTIONS',
           key: 'database.connections',
-          message: expect.stringContaining('1'),
+          message: expect.stringContaining('expected number to be >=2 (got 1)'),
         }),
       ]),
     );
