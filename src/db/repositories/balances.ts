@@ -44,7 +44,7 @@ export function createBalancesRepository(db: DrizzleHandle): BalancesRepository 
     .prepare('balances_record');
   return {
     async record(snapshot) {
-      const [row] = await insertSnapshot.execute({
+      const columns = {
         fiatCurrency: snapshot.fiat.currency,
         fiatBalance: snapshot.fiat.balance,
         cryptoCurrency: snapshot.crypto.currency,
@@ -55,21 +55,10 @@ export function createBalancesRepository(db: DrizzleHandle): BalancesRepository 
         canWithdraw: snapshot.canWithdraw,
         takenAt: snapshot.takenAt,
         cycleId: snapshot.cycleId ?? null,
-      });
-      if (!row) throw new Error('insert into balance_snapshots returned no row');
-      return {
-        id: row.id,
-        fiat: { currency: snapshot.fiat.currency, balance: snapshot.fiat.balance },
-        crypto: { currency: snapshot.crypto.currency, balance: snapshot.crypto.balance },
-        credit: {
-          total: snapshot.credit.total,
-          used: snapshot.credit.used,
-          available: snapshot.credit.available,
-        },
-        canWithdraw: snapshot.canWithdraw,
-        takenAt: snapshot.takenAt,
-        cycleId: snapshot.cycleId ?? null,
       };
+      const [row] = await insertSnapshot.execute(columns);
+      if (!row) throw new Error('insert into balance_snapshots returned no row');
+      return toSnapshot({ id: row.id, ...columns });
     },
 
     async latest() {
