@@ -15,7 +15,7 @@ import {
   requireToken,
   type Settings,
 } from './config/index.js';
-import { printDemoAdmin, resetDemoAdmin } from './console/demo-admin.js';
+import { printDemoAdmin, settleDemoAdmin } from './console/demo-admin.js';
 import { registerConsole } from './console/server.js';
 import {
   type Database,
@@ -237,6 +237,12 @@ export class App {
     factSampling.start();
     this.onStop('alert facts sampling', () => factSampling.stop());
     registerConsole(ops, { database, store: consoleStore, clock, logger, client, processFacts });
+    // Settled before the console answers, so that a demo admin this start retires never logs in again.
+    const demoAdminPassword = await settleDemoAdmin(consoleStore, {
+      command: 'run',
+      demo: settings.api.url === undefined,
+      embedded: database.kind === 'pglite',
+    });
     // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
     const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
     if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());
@@ -257,8 +263,12 @@ export class App {
       this.bound.webhook = await listen(webhook, listeners.webhook.host, listeners.webhook.port);
       logger.info({ host: listeners.webhook.host, port: this.bound.webhook }, 'webhook listener listening');
     }
-    if (settings.api.url === undefined) {
-      printDemoAdmin(await resetDemoAdmin(consoleStore), `http://${listeners.ops.host}:${this.bound.ops}/`);
+    if (demoAdminPassword !== undefined) {
+      printDemoAdmin(demoAdminPassword, `http://${listeners.ops.host}:${this.bound.ops}/`);
+    } else if (settings.api.url === undefined) {
+      logger.warn(
+        'no demo admin: it is made only on an embedded database without people of its own that never ran against a real service; log in as a person of this database',
+      );
     }
     // Only once the receiver listens may the service be told to deliver to it; a failure is logged there.
     await registerWebhooks(client, settings, logger);

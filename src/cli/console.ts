@@ -26,6 +26,7 @@ async function runConsole(): Promise<void> {
     const { openDatabaseFromSettings } = await import('../app.js');
     const { createClientFromSettings, loadSettings, planListeners } = await import('../config/index.js');
     const { registerConsole } = await import('../console/server.js');
+    const { settleDemoAdmin } = await import('../console/demo-admin.js');
     const { openConsoleStore } = await import('../db/index.js');
     const { handleSignals } = await import('../engine/index.js');
     const { createReceiverServer, listen } = await import('../observability/http-server.js');
@@ -41,9 +42,16 @@ async function runConsole(): Promise<void> {
       client = createClientFromSettings(settings, { baseUrl: url, token });
     else if (url !== undefined)
       logger.warn('TREASURY_API_URL is set without a token: adopting orders from the console is off');
+    const store = openConsoleStore(database, clock);
+    // Before the console answers: a demo admin left on this database must not open it (README, Demo mode).
+    await settleDemoAdmin(store, {
+      command: 'console',
+      demo: url === undefined,
+      embedded: database.kind === 'pglite',
+    });
     registerConsole(server, {
       database,
-      store: openConsoleStore(database, clock),
+      store,
       clock,
       logger,
       ...(client ? { client } : {}),
