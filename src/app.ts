@@ -23,6 +23,7 @@ import {
   type OpenWait,
   openConsoleStore,
   openMigratedDatabase,
+  type SchemaStep,
 } from './db/index.js';
 import {
   AUTOMATION,
@@ -340,17 +341,19 @@ export class App {
 
 /**
  * How every command opens the database: PostgreSQL when DATABASE_URL is set, otherwise the embedded database
- * under TREASURY_DATA_DIR, with its schema brought up to date.
+ * under TREASURY_DATA_DIR. The schema is checked, never changed, on a server (`migrate` alone applies
+ * migrations, as the owner role: README, Database roles); the embedded database is brought up to date.
  */
 export function openDatabaseFromSettings(
   settings: Pick<Settings, 'database' | 'notifications'>,
-  options: { maxConnections: number; clock?: () => Date },
+  options: { maxConnections: number; clock?: () => Date; schema?: SchemaStep },
   wait?: OpenWait,
 ): Promise<{ database: Database; migration: MigrationResult }> {
   const { url, dataDir } = settings.database;
+  const { schema = { step: 'check' }, ...open } = options;
   // Every command that writes a fact writes its notifications too (`pause` its kill_switch message).
   const routeNotifications = routerFor(settings.notifications);
-  return openMigratedDatabase({ url, dataDir, ...options, routeNotifications }, wait);
+  return openMigratedDatabase({ url, dataDir, ...open, routeNotifications }, wait, schema);
 }
 
 export interface ServiceAddress {

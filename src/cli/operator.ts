@@ -146,16 +146,23 @@ function describeResolution(result: ResolveResult): string[] {
   return [what, ...renderRecord({ strategy, slot, reason })];
 }
 
-/** `migrate`: PostgreSQL when DATABASE_URL is set, otherwise the embedded database; `run` and `once` migrate on start too. */
+/**
+ * `migrate`: PostgreSQL when DATABASE_URL is set, otherwise the embedded database. On a server it is the one
+ * command that changes the schema, run by the owner role; `--grant-to ROLE` then gives the worker role its
+ * rights in the same transaction (README, Database roles).
+ */
 export function registerDbCommands(program: Command): void {
   program
     .command('migrate')
-    .description('apply database migrations (also done by run and once on start)')
+    .description(
+      'apply database migrations, as the owner role (on PostgreSQL no other command does; the embedded database migrates on start)',
+    )
+    .option('--grant-to <role>', "then give this PostgreSQL role the worker's rights, and only those")
     .option('--json', 'print one JSON document on stdout')
-    .action((flags: { json?: boolean }) => runMigrate(flags));
+    .action((flags: { json?: boolean; grantTo?: string }) => runMigrate(flags));
 }
 
-async function runMigrate(flags: { json?: boolean }): Promise<void> {
+async function runMigrate(flags: { json?: boolean; grantTo?: string }): Promise<void> {
   // The connection string may carry a password: it is treated as a secret in every line printed.
   let secrets: string[] = [];
   try {
@@ -165,17 +172,31 @@ async function runMigrate(flags: { json?: boolean }): Promise<void> {
     const settings = loadSettings({ env: process.env });
     const { url, dataDir } = settings.database;
     secrets = url ? [url, ...passwordOf(url)] : [];
-    const { database, migration } = await openDatabaseFromSettings(settings, { maxConnections: 1 });
+    const { grantTo } = flags;
+    if (grantTo !== undefined && !url) {
+      throw new OperatorArgumentError(
+        'INVALID_ARGUMENT',
+        '--grant-to needs a PostgreSQL database (DATABASE_URL): the embedded one has no roles',
+      );
+    }
+    const { database, migration } = await openDatabaseFromSettings(settings, {
+      maxConnections: 1,
+      schema: { step: 'apply', grantTo },
+    });
     await database.close();
     const target = url ? `${describeTarget(url)} (PostgreSQL)` : `${dataDir} (embedded PGlite)`;
     if (flags.json) {
-      printJson({ backend: database.kind, applied: migration.applied }, secrets);
+      printJson(
+        { backend: database.kind, applied: migration.applied, ...(grantTo ? { grantedTo: grantTo } : {}) },
+        secrets,
+      );
     } else {
       printLines(
         [
           migration.applied.length === 0
             ? `database ${target} is up to date`
             : `database ${target}: applied ${migration.applied.join(', ')}`,
+          ...(grantTo ? [`role ${grantTo} has the worker's rights`] : []),
         ],
         secrets,
       );

@@ -30,8 +30,7 @@ export interface DemoStart {
 export async function settleDemoAdmin(store: ConsoleStore, start: DemoStart): Promise<string | undefined> {
   const people = await store.people.list();
   const demoAdmin = people.find((person) => person.name === DEMO_ADMIN);
-  const demoDatabase =
-    start.demo && start.embedded && people.every((person) => person.name === DEMO_ADMIN);
+  const demoDatabase = start.demo && start.embedded && people.every((person) => person.name === DEMO_ADMIN);
   if (demoDatabase && start.command === 'console') return undefined;
   if (demoDatabase && demoAdmin?.disabledAt == null) {
     const password = generatePassword();

@@ -6,7 +6,12 @@
 import { INTERNAL, TreasuryError } from '../errors.js';
 import { DatabaseTimeoutError } from './call-timeout.js';
 
-export type DatabaseErrorCode = 'DB_UNAVAILABLE' | 'DB_MIGRATION_FAILED' | 'ILLEGAL_TRANSITION';
+export type DatabaseErrorCode =
+  | 'DB_UNAVAILABLE'
+  | 'DB_MIGRATION_FAILED'
+  /** The database lacks migrations this version needs, and the command may not apply them (not `migrate`). */
+  | 'DB_SCHEMA_BEHIND'
+  | 'ILLEGAL_TRANSITION';
 
 export class DatabaseError extends TreasuryError {
   override readonly name: string = 'DatabaseError';

@@ -17,8 +17,15 @@ export {
   isConnectionLoss,
   sqlStateOf,
 } from './errors.js';
-export { findMigrationsFolder, type MigrationResult, migrate, pendingMigrations } from './migrate.js';
-export { type OpenWait, openMigratedDatabase } from './open-migrated.js';
+export { WORKER_TABLE_RIGHTS, workerGrantStatements } from './grants.js';
+export {
+  findMigrationsFolder,
+  type MigrationResult,
+  migrate,
+  pendingMigrations,
+  requireCurrentSchema,
+} from './migrate.js';
+export { type OpenWait, openMigratedDatabase, type SchemaStep } from './open-migrated.js';
 export {
   type BalanceSnapshotFigures,
   type ExpectedBalance,

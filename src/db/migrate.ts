@@ -5,6 +5,10 @@
  * first takes a transaction-scoped advisory lock: the second replica waits, then sees the work of the first
  * and applies nothing. The bookkeeping table is drizzle's (`drizzle.__drizzle_migrations`, same hash and
  * `created_at`), so drizzle-kit's tools keep understanding the database.
+ *
+ * Only `treasury-bot migrate` (and the embedded database, which one process owns) applies migrations; on a
+ * server every other command runs as a role without DDL rights and only checks the version
+ * (requireCurrentSchema), so the role that can alter tables and triggers is never the one that runs.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -15,6 +19,7 @@ import { sql } from 'drizzle-orm';
 import { bigint, pgSchema, serial, text } from 'drizzle-orm/pg-core';
 import { connectionOf, type Database } from './database.js';
 import { DatabaseError, sqlStateOf } from './errors.js';
+import { grantWorkerRights } from './grants.js';
 
 /** Arbitrary constant shared by every replica: "treasury-bot migrations". */
 const MIGRATION_LOCK_KEY = 7_304_116_215_388_001n;
@@ -40,10 +45,13 @@ export interface MigrationResult {
   applied: string[];
 }
 
-export async function migrate(
-  database: Database,
-  options: { folder?: string } = {},
-): Promise<MigrationResult> {
+export interface MigrateOptions {
+  folder?: string;
+  /** The worker role given its rights (src/db/grants.ts) in the same transaction, after the migrations. */
+  grantTo?: string;
+}
+
+export async function migrate(database: Database, options: MigrateOptions = {}): Promise<MigrationResult> {
   const folder = options.folder ?? findMigrationsFolder();
   const migrations = await readMigrations(folder);
   const { drizzle } = connectionOf(database);
@@ -77,6 +85,10 @@ export async function migrate(
         await tx.insert(appliedMigrations).values({ hash: migration.hash, createdAt: migration.when });
         applied.push(migration.tag);
       }
+      if (options.grantTo !== undefined) {
+        current = `(grants to ${options.grantTo})`;
+        await grantWorkerRights(tx, options.grantTo);
+      }
       return { applied };
     });
   } catch (error) {
@@ -107,6 +119,33 @@ export async function pendingMigrations(
   }
   const done = new Set(applied.map((row) => Number(row.createdAt)));
   return migrations.filter((migration) => !done.has(migration.when)).map((migration) => migration.tag);
+}
+
+/**
+ * What every command but `migrate` does on a server: read the version, change nothing. A database behind this
+ * version is refused with what to do; one whose bookkeeping the role cannot read, with the grant it lacks.
+ */
+export async function requireCurrentSchema(database: Database): Promise<void> {
+  let pending: string[];
+  try {
+    pending = await pendingMigrations(database);
+  } catch (error) {
+    if (sqlStateOf(error) !== '42501') throw error;
+    throw new DatabaseError(
+      'DB_SCHEMA_BEHIND',
+      "this role cannot read the schema version (drizzle.__drizzle_migrations): give it the worker's rights with `treasury-bot migrate --grant-to ROLE` as the database's owner role",
+      { cause: error },
+    );
+  }
+  if (pending.length === 0) return;
+  const lacking =
+    pending.length === 1
+      ? `migration ${pending[0]}`
+      : `${pending.length} migrations (${pending[0]} to ${pending.at(-1)})`;
+  throw new DatabaseError(
+    'DB_SCHEMA_BEHIND',
+    `the database lacks ${lacking} that this version needs: run \`treasury-bot migrate\` as the database's owner role`,
+  );
 }
 
 async function readMigrations(folder: string): Promise<Migration[]> {

@@ -1,6 +1,6 @@
 import { type Database, type OpenDatabaseOptions, openDatabase } from './database.js';
 import { DatabaseError } from './errors.js';
-import { type MigrationResult, migrate } from './migrate.js';
+import { type MigrateOptions, type MigrationResult, migrate, requireCurrentSchema } from './migrate.js';
 import { retryWhileUnreachable, type StartupWait } from './retry-while-unreachable.js';
 
 export interface OpenWait extends StartupWait {
@@ -14,20 +14,31 @@ export interface OpenWait extends StartupWait {
 }
 
 /**
- * What `run`, `once` and `migrate` do on start: open the database and bring its schema up to date. A
- * database that cannot be migrated is closed again, so a failed start leaves no pool behind. A worker
- * started before its database (a deploy, a failover) waits for it instead of exiting.
+ * What a command does with the schema on start:
+ * - `apply`: bring it up to date (`treasury-bot migrate`, run by the owner role), with the worker role's
+ *   grants when `grantTo` names it;
+ * - `check`: on a server, read the version without DDL and refuse a database behind this version
+ *   (DB_SCHEMA_BEHIND); the embedded database is migrated all the same, since the one process that opens it
+ *   owns it (`npm start` needs no setup).
+ */
+export type SchemaStep = { step: 'apply'; grantTo?: string } | { step: 'check' };
+
+/**
+ * Opens the database and takes the schema step. A database that fails it is closed again, so a failed start
+ * leaves no pool behind. A worker started before its database (a deploy, a failover) waits for it instead of
+ * exiting.
  */
 export function openMigratedDatabase(
   options: OpenDatabaseOptions = {},
   wait: OpenWait = { waitMs: 0 },
+  schema: SchemaStep = { step: 'apply' },
 ): Promise<{ database: Database; migration: MigrationResult }> {
-  if (!options.url) return openAndMigrate(options);
-  return retryWhileUnreachable(() => boundedAttempt(options, wait.attemptTimeoutMs ?? 15_000), wait);
+  if (!options.url) return openAndMigrate(options, schema);
+  return retryWhileUnreachable(() => boundedAttempt(options, schema, wait.attemptTimeoutMs ?? 15_000), wait);
 }
 
-function boundedAttempt(options: OpenDatabaseOptions, timeoutMs: number) {
-  const attempt = openAndMigrate(options);
+function boundedAttempt(options: OpenDatabaseOptions, schema: SchemaStep, timeoutMs: number) {
+  const attempt = openAndMigrate(options, schema);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
@@ -39,10 +50,17 @@ function boundedAttempt(options: OpenDatabaseOptions, timeoutMs: number) {
   return Promise.race([attempt, expired]).finally(() => clearTimeout(timer));
 }
 
-async function openAndMigrate(options: OpenDatabaseOptions) {
+async function openAndMigrate(options: OpenDatabaseOptions, schema: SchemaStep) {
   const database = await openDatabase(options);
   try {
-    return { database, migration: await migrate(database) };
+    if (schema.step === 'check' && database.kind === 'postgres') {
+      // An unreachable server is DB_UNAVAILABLE (waited for), not a schema to refuse.
+      await database.ping();
+      await requireCurrentSchema(database);
+      return { database, migration: { applied: [] } };
+    }
+    const migrateOptions: MigrateOptions = schema.step === 'apply' ? { grantTo: schema.grantTo } : {};
+    return { database, migration: await migrate(database, migrateOptions) };
   } catch (error) {
     await database.close();
     throw error;

@@ -33,9 +33,7 @@ describe('the demo admin', { timeout: 120_000 }, () => {
   async function startAndStop(command: 'run' | 'console', env: Record<string, string>): Promise<string> {
     const running = startCommand([command], { ...env, TREASURY_OPS_ADDR: '127.0.0.1:0' });
     try {
-      const line = await running.waitForLine(
-        command === 'run' ? 'worker started' : 'web console listening',
-      );
+      const line = await running.waitForLine(command === 'run' ? 'worker started' : 'web console listening');
       // The console installs its signal handlers right after that line: an answer proves they are in place.
       if (command === 'console') {
         const { port } = JSON.parse(line) as { port: number };

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKER_TABLE_RIGHTS, workerGrantStatements } from '../../src/db/index.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+/**
+ * The worker role's rights (src/db/grants.ts) name every table the migrations make, and no other: a new table
+ * without rights would fail the worker at its first statement on it, a stale name would fail `migrate`.
+ * What the rights allow is proven on a server by test/db/roles.test.ts.
+ */
+describe('the worker role grants', () => {
+  let test: TestDatabase;
+  beforeAll(async () => {
+    test = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await test?.drop();
+  });
+
+  it('cover exactly the tables of the migrated schema', async () => {
+    const rows = await test.database.withReservedConnection((sql) =>
+      sql.query(
+        "select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1",
+      ),
+    );
+    expect(Object.keys(WORKER_TABLE_RIGHTS).sort()).toEqual(rows.map((row) => row.name));
+  });
+
+  it('delete only from replicas and never change the audit log', () => {
+    const deletable = Object.entries(WORKER_TABLE_RIGHTS)
+      .filter(([, rights]) => rights.includes('DELETE'))
+      .map(([table]) => table);
+    expect(deletable).toEqual(['replicas']);
+    expect(WORKER_TABLE_RIGHTS.audit_log).toEqual(['SELECT', 'INSERT']);
+  });
+
+  it.each(['Worker', 'worker; drop table cycles', '', 'x'.repeat(64)])('refuse the role name %j', (role) => {
+    expect(() => workerGrantStatements(role)).toThrow(/--grant-to must name a role in lower case/);
+  });
+});
