@@ -17,6 +17,7 @@ interface Service {
   secrets?: string[];
   volumes?: string[];
   stop_grace_period?: string;
+  depends_on?: Record<string, { condition: string }>;
 }
 interface Compose {
   services: Record<string, Service>;
@@ -42,6 +43,14 @@ const stages = read('Dockerfile')
 const runtime = stages.at(-1) ?? [];
 const instruction = (lines: string[], name: string) => lines.filter((line) => line.startsWith(`${name} `));
 
+/** The example of the secret file that `service` reads through the `_FILE` variable `path`. */
+function exampleOf(service: Service, path: string | undefined): string {
+  const secret = /^\/run\/secrets\/(.+)$/.exec(path ?? '')?.[1];
+  expect(service.secrets).toContain(secret);
+  const file = resolve(ROOT, 'deploy', `${compose.secrets[secret ?? '']?.file ?? ''}.example`);
+  return existsSync(file) ? readFileSync(file, 'utf8') : '';
+}
+
 describe('deploy/compose.yaml', () => {
   it('runs Postgres, two worker replicas, Prometheus and Grafana', () => {
     expect(Object.keys(compose.services)).toEqual(
@@ -62,7 +71,11 @@ describe('deploy/compose.yaml', () => {
         Object.keys(env).filter((key) => !CONTRACT_ENV.has(key)),
         name,
       ).toEqual([]);
-      expect(env.DATABASE_URL, name).toMatch(/^postgres:\/\/.+@postgres:5432\//);
+      // As the worker role, its password in a file (README, Database roles).
+      expect(env.DATABASE_URL, name).toBeUndefined();
+      expect(exampleOf(service, env.DATABASE_URL_FILE)).toMatch(
+        /^postgres:\/\/treasury_worker:[A-Za-z0-9]+@postgres:5432\/treasury\n$/,
+      );
       // Operations open on the compose network for Prometheus; the receiver on a listener of its own.
       expect(env.TREASURY_OPS_ADDR, name).toBe('0.0.0.0:9464');
       expect(env.TREASURY_WEBHOOK_ADDR, name).toBe('0.0.0.0:8080');
@@ -71,10 +84,7 @@ describe('deploy/compose.yaml', () => {
         if (String(port).endsWith(':9464')) expect(port).toMatch(/^127\.0\.0\.1:/);
       expect(env.TREASURY_API_TOKEN, name).toBeUndefined();
       for (const key of ['TREASURY_API_TOKEN_FILE', 'TREASURY_WEBHOOK_SECRET_FILE']) {
-        const secret = /^\/run\/secrets\/(.+)$/.exec(env[key] ?? '')?.[1];
-        expect(service.secrets, `${name} ${key}`).toContain(secret);
-        const file = compose.secrets[secret ?? '']?.file ?? '';
-        expect(existsSync(resolve(ROOT, 'deploy', `${file}.example`)), `${file}.example`).toBe(true);
+        expect(exampleOf(service, env[key]), `${name} ${key}`).not.toBe('');
       }
       const targets = (service.volumes ?? []).map((volume) => volume.split(':')[1]);
       expect(targets).toContain(imageEnv.TREASURY_STRATEGIES);
@@ -86,6 +96,26 @@ describe('deploy/compose.yaml', () => {
       const graceMs = Number.parseInt(service.stop_grace_period ?? '10', 10) * 1000;
       expect(graceMs).toBeGreaterThan(settingsSchema.parse({}).engine.drainTimeoutMs);
     }
+  });
+
+  it('migrates first, as the owner role, and gives the worker role its rights', () => {
+    const migrate = compose.services.migrate!;
+    expect(migrate.command).toEqual(['migrate', '--grant-to', 'treasury_worker']);
+    expect(Object.keys(migrate.environment ?? {})).toEqual(['DATABASE_URL_FILE']);
+    expect(exampleOf(migrate, migrate.environment?.DATABASE_URL_FILE)).toMatch(
+      /^postgres:\/\/treasury_owner:[A-Za-z0-9]+@postgres:5432\/treasury\n$/,
+    );
+    for (const [name, service] of workers) {
+      expect(service.depends_on?.migrate, name).toEqual({ condition: 'service_completed_successfully' });
+    }
+    // The roles are made on the first start of the database by the mounted script, which names them.
+    const postgres = compose.services.postgres!;
+    expect(postgres.environment?.POSTGRES_PASSWORD).toBeUndefined();
+    const script = (postgres.volumes ?? []).find((volume) => volume.includes('docker-entrypoint-initdb.d'));
+    const created = read(resolve(ROOT, 'deploy', script!.split(':')[0]!));
+    expect(created).toContain('CREATE ROLE treasury_owner LOGIN');
+    expect(created).toContain('CREATE ROLE treasury_worker LOGIN');
+    expect(created).toContain('ALTER DATABASE treasury OWNER TO treasury_owner');
   });
 
   it('has Prometheus scrape both replicas and load the mounted alert rules', () => {
