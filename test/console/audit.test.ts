@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type ConsoleStore, openConsoleStore, sqlStateOf } from '../../src/db/index.js';
+import {
+  type ConsoleStore,
+  openConsoleStore,
+  sqlStateOf,
+  workerGrantStatements,
+} from '../../src/db/index.js';
 import { resolveUnsureCycle } from '../../src/engine/index.js';
 import {
   createTestDatabase,
@@ -20,7 +25,7 @@ if (!onPostgres) {
 /**
  * The audit log is append-only whoever asks (a trigger refuses UPDATE, DELETE and TRUNCATE for every role),
  * each action's row is written in the action's own transaction (a refused action leaves neither), and under
- * the documented grant the worker's role cannot change a row even without the trigger's help.
+ * the worker role's grants (`migrate --grant-to`) that role cannot change a row even without the trigger's help.
  */
 describe.each(testBackends())('audit log on %s', (backend: TestBackend) => {
   let test: TestDatabase;
@@ -90,15 +95,14 @@ describe.each(testBackends())('audit log on %s', (backend: TestBackend) => {
   });
 
   it.skipIf(backend !== 'postgres')(
-    'refuses update and delete to the worker role under the documented grant',
+    "refuses update and delete to the worker role under the worker's grants",
     async () => {
       const role = `tb_worker_${randomBytes(4).toString('hex')}`;
       const sql = postgres(test.url!, { max: 1, onnotice: () => {} });
       try {
         await sql.unsafe(`create role ${role} nologin`);
-        // The grant the README documents for the worker's role on the audit log.
-        await sql.unsafe(`grant select, insert on audit_log to ${role}`);
-        await sql.unsafe(`grant usage on sequence audit_log_id_seq to ${role}`);
+        // What `treasury-bot migrate --grant-to` gives the worker role (README, Database roles).
+        for (const statement of workerGrantStatements(role)) await sql.unsafe(statement);
         await sql.begin(async (transaction) => {
           await transaction.unsafe(`set local role ${role}`);
           await transaction.unsafe(
@@ -116,8 +120,7 @@ describe.each(testBackends())('audit log on %s', (backend: TestBackend) => {
           expect(String((error as Error).message)).toMatch(/permission denied/);
         }
       } finally {
-        await sql.unsafe(`revoke all on audit_log from ${role}`).catch(() => undefined);
-        await sql.unsafe(`revoke all on sequence audit_log_id_seq from ${role}`).catch(() => undefined);
+        await sql.unsafe(`drop owned by ${role}`).catch(() => undefined);
         await sql.unsafe(`drop role if exists ${role}`).catch(() => undefined);
         await sql.end({ timeout: 1 });
       }
