@@ -181,6 +181,46 @@ describe('deploy/kubernetes', () => {
     });
   });
 
+  it('resolves as kustomize would, and refuses what the resolver does not implement', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8s-kustomize-'));
+    try {
+      const write = (file: string, text: string) => writeFileSync(join(dir, file), text);
+      write(
+        'app.yaml',
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: app }\nspec:\n  template:\n    spec:\n' +
+          '      containers:\n        - { name: a, image: "app:1", args: [run] }\n        - { name: b, image: other }\n',
+      );
+      write(
+        'patch.yaml',
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: app }\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n        - { name: a, args: [migrate] }\n',
+      );
+      const kustomization =
+        'resources: [app.yaml]\nnamespace: ns\nimages: [{ name: app, newTag: "2" }]\npatches: [{ path: patch.yaml }]\n';
+      write('kustomization.yaml', kustomization);
+      const [app] = buildKustomization(dir);
+      expect(app?.metadata.namespace).toBe('ns');
+      expect(spec<{ replicas: number }>(app!).replicas).toBe(2);
+      expect(podTemplate(app!)?.spec.containers).toEqual([
+        { name: 'a', image: 'app:2', args: ['migrate'] },
+        { name: 'b', image: 'other' },
+      ]);
+      write('kustomization.yaml', `${kustomization}commonLabels: { a: b }\n`);
+      expect(() => buildKustomization(dir)).toThrow('commonLabels not implemented');
+      write(
+        'app.yaml',
+        'apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: { name: app }\nspec: { groups: [{ name: a }] }\n',
+      );
+      write(
+        'patch.yaml',
+        'apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: { name: app }\nspec: { groups: [{ name: a, rules: [] }] }\n',
+      );
+      write('kustomization.yaml', 'resources: [app.yaml]\npatches: [{ path: patch.yaml }]\n');
+      expect(() => buildKustomization(dir)).toThrow('lists of named items of built-in kinds');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refers only to ConfigMaps and Secrets that exist or that README "Kubernetes" has the operator create', () => {
     const created = operatorSecrets();
     const missing = (manifests: readonly Manifest[]) =>

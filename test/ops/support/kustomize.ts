@@ -94,7 +94,8 @@ export function buildKustomization(dir: string): Manifest[] {
         (manifest) => manifest.kind === patch.kind && manifest.metadata.name === patch.metadata.name,
       );
       if (index === -1) throw new Error(`${entry.path}: no ${patch.kind} ${patch.metadata.name} to patch`);
-      manifests[index] = mergePatch(manifests[index], patch, entry.path) as Manifest;
+      const lists = BUILT_IN_API.test(patch.apiVersion) ? 'by name' : 'refused';
+      manifests[index] = mergePatch(manifests[index], patch, entry.path, lists) as Manifest;
     }
   }
   if (kustomization.namespace !== undefined)
@@ -109,20 +110,29 @@ export function buildKustomization(dir: string): Manifest[] {
   return manifests;
 }
 
+/** Kinds kustomize knows the merge keys of; a custom resource's patch is a JSON merge patch (lists replaced). */
+const BUILT_IN_API = /^(v1|apps\/v1|batch\/v1|policy\/v1|networking\.k8s\.io\/v1)$/;
+
 /**
  * Strategic merge as kustomize applies it to our patches: maps merge key by key, `null` deletes, lists of
- * named items (containers, env, ports, volumes) merge by name; any other list or directive is refused.
+ * named items (containers, env, ports, volumes) of built-in kinds merge by name and lists of plain values
+ * (args) are replaced; any other list (including every list of a custom resource, which kustomize would
+ * replace whole) or directive is refused.
  */
-function mergePatch(target: unknown, patch: unknown, where: string): unknown {
+function mergePatch(target: unknown, patch: unknown, where: string, lists: 'by name' | 'refused'): unknown {
   if (Array.isArray(patch)) {
+    // Lists of plain values of the fields we patch (args, command) have no merge strategy: replaced.
+    if (lists === 'by name' && patch.every((item) => !isMap(item) && !Array.isArray(item))) return patch;
     const named = (list: unknown[]) => list.every((item) => isMap(item) && typeof item.name === 'string');
-    if (!Array.isArray(target) || !named(patch) || !named(target))
-      throw new Error(`${where}: a list patch is only implemented for lists of named items`);
+    if (lists === 'refused' || !Array.isArray(target) || !named(patch) || !named(target))
+      throw new Error(
+        `${where}: a list patch is only implemented for lists of named items of built-in kinds`,
+      );
     const merged = [...target] as Record<string, unknown>[];
     for (const item of patch as Record<string, unknown>[]) {
       const at = merged.findIndex((existing) => existing.name === item.name);
       if (at === -1) merged.push(item);
-      else merged[at] = mergePatch(merged[at], item, where) as Record<string, unknown>;
+      else merged[at] = mergePatch(merged[at], item, where, lists) as Record<string, unknown>;
     }
     return merged;
   }
@@ -131,7 +141,7 @@ function mergePatch(target: unknown, patch: unknown, where: string): unknown {
   for (const [key, value] of Object.entries(patch)) {
     if (key.startsWith('$')) throw new Error(`${where}: the directive ${key} is not implemented`);
     if (value === null) delete merged[key];
-    else merged[key] = key in target ? mergePatch(target[key], value, where) : value;
+    else merged[key] = key in target ? mergePatch(target[key], value, where, lists) : value;
   }
   return merged;
 }
