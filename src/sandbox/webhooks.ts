@@ -88,7 +88,8 @@ export class WebhookHub {
 
 function parseEventKind(value: string, status: 400 | 404 = 400): WebhookEventKind {
   if ((WEBHOOK_EVENT_KINDS as readonly string[]).includes(value)) return value as WebhookEventKind;
-  const message = `unknown webhook methodId ${JSON.stringify(value)}; expected one of ${WEBHOOK_EVENT_KINDS.join(', ')}`;
+  const expected = WEBHOOK_EVENT_KINDS.join(', ');
+  const message = `unknown webhook methodId ${JSON.stringify(value)}; expected one of ${expected}`;
   throw status === 400 ? badRequest(message) : notFound(message);
 }
 

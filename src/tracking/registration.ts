@@ -13,7 +13,10 @@ import type { Settings } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import { webhookUrl } from './webhook-receiver.js';
 
-/** The kinds the tracker wants: every kind but `quote`, for each one names an order and hints at a settlement step. */
+/**
+ * The kinds the tracker wants: every kind but `quote`, for each of them names an order and hints at a
+ * settlement step.
+ */
 export const WANTED_EVENT_KINDS: readonly WebhookEventKind[] = WEBHOOK_EVENT_KINDS.filter(
   (kind) => kind !== 'quote',
 );

@@ -147,7 +147,7 @@ describe('module boundaries of src/', () => {
     ).toBe(true);
   });
 
-  it('keeps the sandbox off the client: of api/ it takes only the names of the protocol, in api/types.ts', () => {
+  it('keeps the sandbox off the client: of api/ it takes only the protocol names in api/types.ts', () => {
     expect(
       imports.some((entry) => entry.from === 'sandbox/types.ts' && entry.target === 'api/types.ts'),
     ).toBe(true);
