@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, sql } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
 import { toJson } from '../json.js';
 import { webhookEvents } from '../schema.js';
@@ -11,10 +11,11 @@ export interface WebhookEventsRepository {
   /** Events stored but not processed yet (e.g. the process stopped in between), oldest first. */
   listUnprocessed(limit?: number): Promise<WebhookEventRecord[]>;
   /**
-   * Events still worth another look, oldest first: every pending one, and those left as unknown_order
-   * that arrived at or after `unknownSince` (their order may have been recorded since).
+   * Events still worth another look, oldest first: those pending (their check failed) or left as
+   * unknown_order (their order may have been recorded since) that arrived at or after `since`. An older
+   * one is not looked at again: it stays for review, and the order is followed by polling anyway.
    */
-  listToRetry(unknownSince: Date, limit?: number): Promise<WebhookEventRecord[]>;
+  listToRetry(since: Date, limit?: number): Promise<WebhookEventRecord[]>;
 }
 
 function toEvent(row: typeof webhookEvents.$inferSelect): WebhookEventRecord {
@@ -71,14 +72,14 @@ export function createWebhookEventsRepository(db: DrizzleHandle, clock: () => Da
       return rows.map(toEvent);
     },
 
-    async listToRetry(unknownSince, limit = 100) {
+    async listToRetry(since, limit = 100) {
       const rows = await db
         .select()
         .from(webhookEvents)
         .where(
-          or(
-            eq(webhookEvents.status, 'pending'),
-            and(eq(webhookEvents.status, 'unknown_order'), gte(webhookEvents.receivedAt, unknownSince)),
+          and(
+            inArray(webhookEvents.status, ['pending', 'unknown_order']),
+            gte(webhookEvents.receivedAt, since),
           ),
         )
         .orderBy(asc(webhookEvents.receivedAt), asc(webhookEvents.id))
