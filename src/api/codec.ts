@@ -92,7 +92,11 @@ const untrustedUnpackr = new Unpackr({ useRecords: false, structuredClone: false
 
 export function decodeMsgpack(bytes: Uint8Array): unknown {
   screenMsgpack(bytes);
-  return untrustedUnpackr.unpack(bytes);
+  try {
+    return untrustedUnpackr.unpack(bytes);
+  } catch (error) {
+    throw new BodyDecodeError(withoutExcerpt(error as Error), { cause: error });
+  }
 }
 
 /** The msgpack timestamp (type -1), the one extension the format itself defines. */
