@@ -151,7 +151,10 @@ const receiverSchema = z.strictObject({
     .default(256 * 1024),
   /** How often stored events still waiting for their order (or for processing) are looked at again. */
   sweepIntervalMs: positiveMs.default(10_000),
-  /** How long an event for an order we do not know yet is retried before it is left for review. */
+  /**
+   * How long a stored event is retried (its order not recorded yet, or its check failing) before it is
+   * left for review.
+   */
   unknownOrderRetryMs: positiveMs.default(3_600_000),
 });
 
