@@ -52,7 +52,7 @@ try {
       strategies: knobs.burstLatency,
       replicas: knobs.burstReplicas,
       latencyMs: 80,
-      lastOrderGoalMs: 5_000,
+      goals: { lastOrderMs: 5_000 },
     }),
   );
   await section('burst-10k', () =>
@@ -61,6 +61,16 @@ try {
       strategies: knobs.burst10k,
       replicas: knobs.burstReplicas,
       latencyMs: 0,
+    }),
+  );
+  // The scale goal: all placed, none expired, the last order within 10 s, every replica within 200 MB.
+  await section('burst-10k-latency', () =>
+    runReplicaBurstSection(sandbox, database.url, {
+      name: 'burst-10k-latency',
+      strategies: knobs.burst10kLatency,
+      replicas: knobs.burstReplicas,
+      latencyMs: 80,
+      goals: { lastOrderMs: 10_000, peakRssMb: 200 },
     }),
   );
   await section('codec', () =>
