@@ -9,6 +9,7 @@ import type { DestinationStream } from 'pino';
 import { createServiceGate, type PurchaseClient } from './api/index.js';
 import {
   channelSecrets,
+  consoleHosts,
   createClientFromSettings,
   loadSettings,
   planListeners,
@@ -37,11 +38,16 @@ import {
   Worker,
 } from './engine/index.js';
 import { createNotifier, routerFor } from './notify/index.js';
-import { createHttpServer, createReceiverServer, listen } from './observability/http-server.js';
+import {
+  createHttpServer,
+  createReceiverServer,
+  type ListedRoute,
+  listedRoutes,
+  listen,
+} from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createProcessFacts, SAMPLE_MS } from './observability/process-facts.js';
-import { registerReportRoutes } from './reports/index.js';
 import { createPeriodicTask } from './runtime/periodic-task.js';
 import { createTracking, registerWebhooks } from './tracking/index.js';
 
@@ -74,6 +80,7 @@ export class App {
   private engine: EngineContext | undefined;
   private runningWorker: Worker | undefined;
   private bound: { ops?: number; webhook?: number } = {};
+  private opsListener: FastifyInstance | undefined;
 
   constructor(private readonly options: AppOptions) {
     const env = options.env ?? process.env;
@@ -110,6 +117,11 @@ export class App {
   /** The bound ports of the listeners in `run` (useful with port 0 in the addresses). */
   get ports(): { ops?: number; webhook?: number } {
     return this.bound;
+  }
+
+  /** Every route of the ops listener in `run` (for the route walk of the tests). */
+  get opsRoutes(): readonly ListedRoute[] {
+    return this.opsListener ? listedRoutes(this.opsListener) : [];
   }
 
   start(): Promise<void> {
@@ -221,9 +233,7 @@ export class App {
     readinessChecks.start();
     this.onStop('readiness checks', () => readinessChecks.stop());
     const ops = createHttpServer({ metrics, logger, readiness: readiness.report });
-    // Not on the deprecated single listener: it listens on 0.0.0.0, and these routes carry the treasury's figures.
-    if (!listeners.shared)
-      registerReportRoutes(ops, { database, client, timeZone: settings.reports.timezone });
+    this.opsListener = ops;
     this.onStop('ops listener', () => ops.close());
     const consoleStore = openConsoleStore(database, clock);
     // The console's "alerts that fire now" reads this process's counters over the rules' windows.
@@ -236,7 +246,16 @@ export class App {
     });
     factSampling.start();
     this.onStop('alert facts sampling', () => factSampling.stop());
-    registerConsole(ops, { database, store: consoleStore, clock, logger, client, processFacts });
+    registerConsole(ops, {
+      database,
+      store: consoleStore,
+      clock,
+      logger,
+      client,
+      processFacts,
+      hosts: consoleHosts(settings, listeners.ops),
+      reports: { timeZone: settings.reports.timezone },
+    });
     // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
     const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
     if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());

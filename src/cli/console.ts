@@ -24,7 +24,9 @@ async function runConsole(): Promise<void> {
   let server: FastifyInstance | undefined;
   try {
     const { openDatabaseFromSettings } = await import('../app.js');
-    const { createClientFromSettings, loadSettings, planListeners } = await import('../config/index.js');
+    const { consoleHosts, createClientFromSettings, loadSettings, planListeners } = await import(
+      '../config/index.js'
+    );
     const { registerConsole } = await import('../console/server.js');
     const { openConsoleStore } = await import('../db/index.js');
     const { handleSignals } = await import('../engine/index.js');
@@ -41,14 +43,17 @@ async function runConsole(): Promise<void> {
       client = createClientFromSettings(settings, { baseUrl: url, token });
     else if (url !== undefined)
       logger.warn('TREASURY_API_URL is set without a token: adopting orders from the console is off');
+    const ops = planListeners(settings).ops;
     registerConsole(server, {
       database,
       store: openConsoleStore(database, clock),
       clock,
       logger,
       ...(client ? { client } : {}),
+      hosts: consoleHosts(settings, ops),
+      reports: { timeZone: settings.reports.timezone },
     });
-    const { host, port } = planListeners(settings).ops;
+    const { host, port } = ops;
     const bound = await listen(server, host, port);
     logger.info({ host, port: bound }, 'web console listening (no cycles run in this process)');
     await new Promise<void>((resolve) => {

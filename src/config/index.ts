@@ -1,5 +1,6 @@
 export { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, ENV_BINDINGS, type Environment } from './env.js';
 export {
+  consoleHosts,
   DEFAULT_OPS_ADDR,
   DEFAULT_WEBHOOK_ADDR,
   type ListenAddress,

@@ -46,6 +46,19 @@ export function planListeners(settings: Pick<Settings, 'ops' | 'webhook' | 'http
   };
 }
 
+/**
+ * The host names the console answers to besides loopback's: the ops address's host when it names one (not
+ * a wildcard), and the host of TREASURY_CONSOLE_URL, the address people open behind a proxy.
+ */
+export function consoleHosts(settings: Pick<Settings, 'notifications'>, ops: ListenAddress): string[] {
+  const hosts = WILDCARDS.has(ops.host) ? [] : [ops.host];
+  const { consoleUrl } = settings.notifications;
+  if (consoleUrl !== undefined) hosts.push(new URL(consoleUrl).hostname.replace(/^\[(.*)\]$/, '$1'));
+  return hosts;
+}
+
+const WILDCARDS = new Set(['0.0.0.0', '::', '']);
+
 /** `host:port` or `[v6]:port`, already checked by the settings schema. */
 export function parseListenAddress(text: string): ListenAddress {
   const split = text.lastIndexOf(':');

@@ -14,6 +14,13 @@ export interface ConsoleContext {
    * where nothing real can be read: `console` without TREASURY_API_URL.
    */
   client?: PurchaseClient;
+  /**
+   * Host names the console answers to besides loopback's (TREASURY_CONSOLE_URL's, the ops address's): any
+   * other Host header is refused, so that a page of a rebound DNS name cannot read the console.
+   */
+  hosts?: readonly string[];
+  /** The report routes (/api/reports/*) in the console's scope, days and months in reports.timezone. */
+  reports?: { timeZone: string };
   /** The worker's own metrics and their recent history, where the console runs in the worker (`run`). */
   processFacts?: ProcessFacts;
 }

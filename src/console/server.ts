@@ -14,7 +14,7 @@ import { html } from 'hono/html';
 import { PurchaseApiError } from '../api/index.js';
 import { ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
-import { sendOrderExport } from '../reports/index.js';
+import { registerReportRoutes, sendOrderExport } from '../reports/index.js';
 import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
 import { auditPage, loginPage, usersPage } from './admin-pages.js';
 import { APPROVAL_ACTIONS } from './approval-actions.js';
@@ -42,6 +42,7 @@ import {
   requirePermission,
   SESSION_COOKIE,
   sameToken,
+  sessionOf,
   startSession,
 } from './sessions.js';
 
@@ -97,7 +98,16 @@ async function send(reply: FastifyReply, status: number, body: Html): Promise<Fa
 }
 
 export function registerConsole(app: FastifyInstance, context: ConsoleContext): void {
+  const hosts = new Set([...LOOPBACK_NAMES, ...(context.hosts ?? [])].map((name) => name.toLowerCase()));
   app.register(async (scope) => {
+    // Deny by default: a route of this scope that does not say who may use it is a startup error.
+    scope.addHook('onRoute', (route) => {
+      if (route.config?.requires === undefined) {
+        throw new Error(
+          `console route ${String(route.method)} ${route.url} declares nothing in config.requires`,
+        );
+      }
+    });
     await scope.register(cookie);
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
     await scope.register(helmet, {
@@ -119,20 +129,31 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
     await scope.register(rateLimit, { global: false });
     scope.decorateRequest('consoleSession', null);
     scope.addHook('onRequest', async (request) => {
+      // Before the session: a page served under a rebound DNS name would be the attacker's origin.
+      if (!hosts.has(hostNameOf(request.headers.host))) {
+        throw new ConsoleRefusal(
+          421,
+          'this console does not answer to that host name: open it at the address of TREASURY_CONSOLE_URL (a proxy must pass the Host header on)',
+        );
+      }
       request.consoleSession = await loadSession(context.store, request, context.clock());
+      const requires = request.routeOptions.config.requires;
+      if (requires !== 'public' && requires !== undefined) requirePermission(request, requires);
     });
     scope.setErrorHandler((error, request, reply) => renderError(context, error, request, reply));
 
-    scope.get('/assets/console.css', (_request, reply) => reply.type('text/css').send(CONSOLE_CSS));
+    scope.get('/assets/console.css', { config: { requires: 'public' } }, (_request, reply) =>
+      reply.type('text/css').send(CONSOLE_CSS),
+    );
     let htmx: Buffer | undefined;
-    scope.get('/assets/htmx.min.js', (_request, reply) => {
+    scope.get('/assets/htmx.min.js', { config: { requires: 'public' } }, (_request, reply) => {
       htmx ??= htmxSource();
       return reply.type('text/javascript').header('cache-control', 'public, max-age=3600').send(htmx);
     });
 
     for (const { path, title, permission, render } of PAGES) {
-      scope.get(path, async (request, reply) => {
-        const session = requirePermission(request, permission);
+      scope.get(path, { config: { requires: permission } }, async (request, reply) => {
+        const session = sessionOf(request);
         const params = request.params as Record<string, string>;
         const query = request.query as Record<string, string | undefined>;
         const body = await render(context, { session, query }, params);
@@ -144,21 +165,18 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       });
     }
     // The pages notifications link to (src/notify/message.ts): a strategy's row, an order's cycle.
-    scope.get('/strategies/:name', async (request, reply) => {
-      requirePermission(request, 'read');
+    scope.get('/strategies/:name', { config: { requires: 'read' } }, async (request, reply) => {
       const { name } = request.params as { name: string };
       return reply.redirect(`/strategies#${encodeURIComponent(name)}`, 303);
     });
-    scope.get('/orders/:id', async (request, reply) => {
-      requirePermission(request, 'read');
+    scope.get('/orders/:id', { config: { requires: 'read' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const order = await context.database.orders.getByServiceId(id);
       if (!order?.cycleId) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
       return reply.redirect(`/cycles/${order.cycleId}`, 303);
     });
     // The orders page's download: every order its filters match, not one page, as `export orders` writes it.
-    scope.get('/orders.csv', async (request, reply) => {
-      requirePermission(request, 'read');
+    scope.get('/orders.csv', { config: { requires: 'read' } }, async (request, reply) => {
       const { strategy, status, from, until } = orderFiltersOf(request.query as Record<string, string>);
       const period = { start: from ?? BEGINNING, end: until ?? END_OF_TIME };
       reply.header('content-disposition', 'attachment; filename="orders.csv"');
@@ -167,16 +185,27 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         filter: { strategy, status },
       });
     });
-    scope.get('/live', async (request, reply) => {
-      const session = requirePermission(request, 'read');
+    scope.get('/live', { config: { requires: 'read' } }, async (request, reply) => {
+      const session = sessionOf(request);
       return send(reply, 200, await overviewPage(context, { session, query: {} }));
     });
+    // The report figures for spreadsheets and BI tools, under the same sessions and roles as the pages.
+    if (context.reports) {
+      registerReportRoutes(scope, {
+        database: context.database,
+        client: context.client,
+        timeZone: context.reports.timeZone,
+      });
+    }
 
-    scope.get('/login', async (request, reply) => showLogin(request, reply, 200, null));
+    scope.get('/login', { config: { requires: 'public' } }, async (request, reply) =>
+      showLogin(request, reply, 200, null),
+    );
     scope.post(
       '/login',
       {
         config: {
+          requires: 'public',
           rateLimit: {
             max: LOGIN_ATTEMPTS_PER_MINUTE,
             timeWindow: 60_000,
@@ -206,8 +235,8 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         return reply.redirect('/', 303);
       },
     );
-    scope.post('/logout', async (request, reply) => {
-      const session = requirePermission(request, 'read');
+    scope.post('/logout', { config: { requires: 'read' } }, async (request, reply) => {
+      const session = sessionOf(request);
       requireCsrf(request, session);
       await context.store.people.closeSession(session);
       reply.clearCookie(SESSION_COOKIE, { path: '/' });
@@ -215,8 +244,8 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
     });
 
     for (const action of [...CONSOLE_ACTIONS, ...APPROVAL_ACTIONS]) {
-      scope.post(action.path, async (request, reply) => {
-        const session = requirePermission(request, action.permission);
+      scope.post(action.path, { config: { requires: action.permission } }, async (request, reply) => {
+        const session = sessionOf(request);
         requireCsrf(request, session);
         const body = (request.body ?? {}) as Record<string, unknown>;
         await action.run(context, session, request.params as Record<string, string>, body);
@@ -224,6 +253,17 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       });
     }
   });
+}
+
+/** Names a browser on this host uses; DNS rebinding needs a name the attacker controls, which these are not. */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/** The host name of a Host header, without its port, lower case (`[::1]:9464` is `::1`). */
+function hostNameOf(header: string | undefined): string {
+  if (!header) return '';
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(header);
+  if (bracketed) return (bracketed[1] ?? '').toLowerCase();
+  return header.replace(/:\d+$/, '').toLowerCase();
 }
 
 function showLogin(request: FastifyRequest, reply: FastifyReply, status: number, message: string | null) {
@@ -246,8 +286,16 @@ async function renderError(
       page({ title: status === 404 ? 'Not found' : 'Refused', session, body: errorBody(message) }),
     );
   if (error instanceof ConsoleRefusal) {
+    // Scripts reading the reports get the refusal as JSON; a browser asking for a page, the login form.
+    if (request.url.startsWith('/api/')) return reply.code(error.status).send({ error: error.message });
     if (error.status === 401 && request.method === 'GET') return reply.redirect('/login', 303);
     return show(error.status, error.message);
+  }
+  if (request.url.startsWith('/api/')) {
+    context.logger.error({ err: error, url: request.routeOptions.url }, 'report request failed');
+    return reply
+      .code(500)
+      .send({ error: 'something went wrong on the server; the worker log has the details' });
   }
   if (error instanceof PageNotFound) return show(404, error.message);
   if (

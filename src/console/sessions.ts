@@ -24,7 +24,7 @@ declare module 'fastify' {
 export class ConsoleRefusal extends Error {
   override readonly name = 'ConsoleRefusal';
   constructor(
-    readonly status: 401 | 403,
+    readonly status: 401 | 403 | 421,
     message: string,
   ) {
     super(message);
@@ -81,6 +81,13 @@ export function requirePermission(request: FastifyRequest, permission: Permissio
   if (!allows(session.person.role, permission)) {
     throw new ConsoleRefusal(403, `a ${session.person.role} may not do this (needs ${permission})`);
   }
+  return session;
+}
+
+/** The session the route's access check let through (every route but the public ones has one). */
+export function sessionOf(request: FastifyRequest): ConsoleSession {
+  const session = request.consoleSession;
+  if (!session) throw new ConsoleRefusal(401, 'log in first');
   return session;
 }
 

@@ -30,14 +30,17 @@ export interface HttpServerOptions {
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const app = createReceiverServer(options.bodyLimitBytes);
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // Public by design (README, "Security"): probes and scrapers carry no login, the listener's address
+  // decides who reaches them, and none of them acts.
+  const open = { config: { requires: 'public' as const } };
+  app.get('/healthz', open, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', open, async (_request, reply) => {
     const report = options.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', open, async (_request, reply) => {
     const body = await options.metrics.registry.metrics();
     return reply.type(options.metrics.registry.contentType).send(body);
   });
@@ -45,9 +48,37 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   return app;
 }
 
+/** A route as registered: its method and path pattern, and what it requires (src/console/permissions.ts `Access`). */
+export interface ListedRoute {
+  method: string;
+  url: string;
+  requires: unknown;
+}
+
+const LISTED = new WeakMap<FastifyInstance, ListedRoute[]>();
+
+/**
+ * Every route registered on a listener made here, in every plugin scope: what the route walk of the tests
+ * (and a reader) sees, from fastify itself rather than a list kept by hand.
+ */
+export function listedRoutes(app: FastifyInstance): readonly ListedRoute[] {
+  return LISTED.get(app) ?? [];
+}
+
 /** A bare listener for the webhook receiver's route alone; any other path is a 404. */
 export function createReceiverServer(bodyLimitBytes = 1024 * 1024): FastifyInstance {
-  return Fastify({ logger: false, bodyLimit: bodyLimitBytes });
+  const app = Fastify({ logger: false, bodyLimit: bodyLimitBytes });
+  const routes: ListedRoute[] = [];
+  LISTED.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat())
+      routes.push({
+        method,
+        url: route.url ?? route.path,
+        requires: (route.config as { requires?: unknown })?.requires,
+      });
+  });
+  return app;
 }
 
 /** Starts listening and returns the bound port (the configured one, or the ephemeral one for port 0). */
