@@ -232,7 +232,12 @@ export class App {
     await readiness.refresh(this.startAborted.signal);
     readinessChecks.start();
     this.onStop('readiness checks', () => readinessChecks.stop());
-    const ops = createHttpServer({ metrics, logger, readiness: readiness.report });
+    const ops = createHttpServer({
+      metrics,
+      logger,
+      readiness: readiness.report,
+      trustedProxies: settings.ops.trustedProxies,
+    });
     this.opsListener = ops;
     this.onStop('ops listener', () => ops.close());
     const consoleStore = openConsoleStore(database, clock);
@@ -253,6 +258,7 @@ export class App {
       logger,
       client,
       processFacts,
+      metrics,
       hosts: consoleHosts(settings, listeners.ops),
       reports: { timeZone: settings.reports.timezone },
     });

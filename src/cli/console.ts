@@ -31,8 +31,8 @@ async function runConsole(): Promise<void> {
     const { openConsoleStore } = await import('../db/index.js');
     const { handleSignals } = await import('../engine/index.js');
     const { createReceiverServer, listen } = await import('../observability/http-server.js');
-    server = createReceiverServer();
     const settings = loadSettings({ env: process.env });
+    server = createReceiverServer(undefined, settings.ops.trustedProxies);
     const logger = createLogger({ level: settings.log.level, name: 'treasury-bot' });
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
     server.get('/healthz', async () => ({ status: 'ok' }));

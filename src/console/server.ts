@@ -8,10 +8,10 @@ import { createRequire } from 'node:module';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
 import { PurchaseApiError } from '../api/index.js';
+import { PERSON_NAME } from '../control/index.js';
 import { ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
 import { registerReportRoutes, sendOrderExport } from '../reports/index.js';
@@ -21,6 +21,7 @@ import { APPROVAL_ACTIONS } from './approval-actions.js';
 import { approvalsPage } from './approval-pages.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { CONSOLE_CSS, type Html, page } from './layout.js';
+import { createLoginThrottle } from './login-throttle.js';
 import { overviewPage } from './overview-page.js';
 import { DECOY_HASH, verifyPassword } from './passwords.js';
 import type { Permission } from './permissions.js';
@@ -45,12 +46,6 @@ import {
   sessionOf,
   startSession,
 } from './sessions.js';
-
-/**
- * Login attempts per address and name per minute; more are answered 429 without checking the password. Keyed
- * by name too, so that one office behind one address does not lock out everyone for one person's typos.
- */
-export const LOGIN_ATTEMPTS_PER_MINUTE = 10;
 
 /** The bounds of an unfiltered download: every order the service can have timestamped. */
 const BEGINNING = new Date(0);
@@ -98,6 +93,7 @@ async function send(reply: FastifyReply, status: number, body: Html): Promise<Fa
 }
 
 export function registerConsole(app: FastifyInstance, context: ConsoleContext): void {
+  const throttle = createLoginThrottle();
   const hosts = new Set([...LOOPBACK_NAMES, ...(context.hosts ?? [])].map((name) => name.toLowerCase()));
   app.register(async (scope) => {
     // Deny by default: a route of this scope that does not say who may use it is a startup error.
@@ -126,7 +122,6 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         },
       },
     });
-    await scope.register(rateLimit, { global: false });
     scope.decorateRequest('consoleSession', null);
     scope.addHook('onRequest', async (request) => {
       // Before the session: a page served under a rebound DNS name would be the attacker's origin.
@@ -201,40 +196,60 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
     scope.get('/login', { config: { requires: 'public' } }, async (request, reply) =>
       showLogin(request, reply, 200, null),
     );
-    scope.post(
-      '/login',
-      {
-        config: {
-          requires: 'public',
-          rateLimit: {
-            max: LOGIN_ATTEMPTS_PER_MINUTE,
-            timeWindow: 60_000,
-            // After body parsing, so that the name tried is part of the key.
-            hook: 'preHandler',
-            keyGenerator: (request) =>
-              `${request.ip}\n${String((request.body as { name?: unknown })?.name ?? '')}`,
-          },
-        },
-      },
-      async (request, reply) => {
-        const body = (request.body ?? {}) as Record<string, unknown>;
-        const expected = request.cookies[LOGIN_CSRF_COOKIE];
-        if (!expected || !sameToken(body._csrf, expected)) {
-          throw new ConsoleRefusal(403, 'the login form was missing its CSRF token: reload the page');
-        }
-        const name = typeof body.name === 'string' ? body.name.slice(0, 64) : '';
-        const password = typeof body.password === 'string' ? body.password : '';
-        const person = name ? await context.store.people.findByName(name) : null;
-        const matches = await verifyPassword(password, person?.passwordHash ?? DECOY_HASH);
-        if (!person || !matches || person.disabledAt) {
-          if (name) await context.store.people.recordRefusedLogin(name);
-          return showLogin(request, reply, 401, 'That name and password do not match an active person.');
-        }
-        reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/' });
-        await startSession(context.store, person, request, reply);
-        return reply.redirect('/', 303);
-      },
-    );
+    scope.post('/login', { config: { requires: 'public' } }, async (request, reply) => {
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const expected = request.cookies[LOGIN_CSRF_COOKIE];
+      if (!expected || !sameToken(body._csrf, expected)) {
+        throw new ConsoleRefusal(403, 'the login form was missing its CSRF token: reload the page');
+      }
+      const refuse = (reason: string, name: string | undefined) => {
+        context.metrics?.consoleLoginsRefused.inc({ reason });
+        context.logger.warn({ name, address: request.ip, reason }, 'console login refused');
+      };
+      const wrong = 'That name and password do not match an active person.';
+      // The one person-name rule, before any lookup: a name that cannot exist is not worth a password check.
+      const name = typeof body.name === 'string' ? body.name : '';
+      if (!PERSON_NAME.test(name)) {
+        refuse('name_invalid', undefined);
+        return showLogin(request, reply, 401, wrong);
+      }
+      const now = context.clock();
+      const admitted = throttle.admit(name, request.ip, now);
+      if ('refusal' in admitted) {
+        const { reason, retryAfterSeconds } = admitted.refusal;
+        refuse(reason, name);
+        reply.header('retry-after', String(retryAfterSeconds));
+        const wait = `wait ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}`;
+        return reason === 'busy'
+          ? showLogin(
+              request,
+              reply,
+              503,
+              `Too many logins are being checked right now: ${wait} and try again.`,
+            )
+          : showLogin(request, reply, 429, `Too many wrong passwords: ${wait} and try again.`);
+      }
+      let person: Awaited<ReturnType<typeof context.store.people.findByName>>;
+      let matches: boolean;
+      try {
+        person = await context.store.people.findByName(name);
+        matches = await verifyPassword(
+          typeof body.password === 'string' ? body.password : '',
+          person?.passwordHash ?? DECOY_HASH,
+        );
+      } finally {
+        admitted.release();
+      }
+      if (!person || !matches || person.disabledAt) {
+        throttle.failed(name, request.ip, now);
+        refuse('password', name);
+        return showLogin(request, reply, 401, wrong);
+      }
+      throttle.succeeded(name);
+      reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/' });
+      await startSession(context.store, person, request, reply);
+      return reply.redirect('/', 303);
+    });
     scope.post('/logout', { config: { requires: 'read' } }, async (request, reply) => {
       const session = sessionOf(request);
       requireCsrf(request, session);
@@ -314,7 +329,6 @@ async function renderError(
   if (error instanceof ConsoleInputError) return show(400, error.message);
   if (error instanceof ApprovalError) return show(APPROVAL_REFUSAL_STATUS[error.code] ?? 409, error.message);
   const status = (error as { statusCode?: unknown }).statusCode;
-  if (status === 429) return show(429, 'Too many login attempts from this address: wait a minute.');
   if (typeof status === 'number' && status >= 400 && status < 500)
     return show(status, 'The request was not understood.');
   context.logger.error({ err: error, url: request.routeOptions.url }, 'console request failed');

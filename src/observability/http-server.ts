@@ -20,6 +20,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Largest request body accepted by any route (the webhook receiver narrows it further). */
   bodyLimitBytes?: number;
+  /** Addresses of the proxies whose X-Forwarded-For names the client (ops.trustedProxies). */
+  trustedProxies?: readonly string[];
 }
 
 /**
@@ -28,7 +30,7 @@ export interface HttpServerOptions {
  * request logging is off: request URLs can carry the webhook secret, and the receiver logs what matters itself.
  */
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
-  const app = createReceiverServer(options.bodyLimitBytes);
+  const app = createReceiverServer(options.bodyLimitBytes, options.trustedProxies);
 
   // Public by design (README, "Security"): probes and scrapers carry no login, the listener's address
   // decides who reaches them, and none of them acts.
@@ -66,8 +68,16 @@ export function listedRoutes(app: FastifyInstance): readonly ListedRoute[] {
 }
 
 /** A bare listener for the webhook receiver's route alone; any other path is a 404. */
-export function createReceiverServer(bodyLimitBytes = 1024 * 1024): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: bodyLimitBytes });
+export function createReceiverServer(
+  bodyLimitBytes = 1024 * 1024,
+  trustedProxies: readonly string[] = [],
+): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: bodyLimitBytes,
+    // request.ip is the client's only when the peer is a proxy the operator named (ops.trustedProxies).
+    ...(trustedProxies.length > 0 ? { trustProxy: [...trustedProxies] } : {}),
+  });
   const routes: ListedRoute[] = [];
   LISTED.set(app, routes);
   app.addHook('onRoute', (route) => {

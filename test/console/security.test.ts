@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/console/server.js';
 import { IDLE_TIMEOUT_MS, SESSION_COOKIE } from '../../src/console/sessions.js';
 import { ConsoleClient, loggedIn, type RunningConsole, startTestConsole } from './support.js';
 
 /**
  * What keeps the console's sessions and forms safe, over real HTTP: CSRF tokens on every form (the login's
  * too), cookie flags, security headers, idle expiry, revocation by logout and by disabling a person, escaped
- * output, and the login rate limit (last: it spends this address's attempts).
+ * output. The login's throttling has a file of its own (login-throttle.test.ts).
  */
 describe('console sessions and forms', () => {
   let console: RunningConsole;
@@ -71,12 +70,10 @@ describe('console sessions and forms', () => {
     expect(loginWithout.status).toBe(403);
   });
 
-  it('refuses a wrong password and records the refusal', async () => {
+  it('refuses a wrong password (counted and logged: login-throttle.test.ts)', async () => {
     const answer = await new ConsoleClient(console.url).login('operator', 'not the password at all');
     expect(answer.status).toBe(401);
     expect(answer.body).toContain('do not match');
-    const [row] = await console.store.audit.list({ limit: 1 });
-    expect(row).toMatchObject({ actor: 'operator', action: 'session.login_refused' });
   });
 
   it('ends a session after the idle timeout', async () => {
@@ -125,16 +122,5 @@ describe('console sessions and forms', () => {
     }
     const { body } = await viewer.get('/attention');
     expect(body).toContain('&lt;b&gt;halted&lt;/b&gt;&lt;script&gt;');
-  });
-
-  it(`answers 429 after ${LOGIN_ATTEMPTS_PER_MINUTE} login attempts a minute for one name from one address`, async () => {
-    const client = new ConsoleClient(console.url);
-    const statuses: number[] = [];
-    for (let attempt = 0; attempt <= LOGIN_ATTEMPTS_PER_MINUTE; attempt++) {
-      statuses.push((await client.login('approver', 'guessing')).status);
-    }
-    expect(statuses).toEqual([...Array(LOGIN_ATTEMPTS_PER_MINUTE).fill(401), 429]);
-    // Another name from the same address is still let through to the password check.
-    expect((await client.login('viewer')).status).toBe(303);
   });
 });
