@@ -8,7 +8,7 @@
  * C0 controls and DEL, C1 controls, the line and paragraph separators, and the bidirectional overrides
  * that reorder what a reader sees.
  */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** Every control character as its escape (`\n`, `\u001b`), so the text shows on one line as it is. */
