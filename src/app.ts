@@ -262,9 +262,9 @@ export class App {
       hosts: consoleHosts(settings, listeners.ops),
       reports: { timeZone: settings.reports.timezone },
     });
-    // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
-    const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
-    if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());
+    // The receiver's own listener serves nothing but its route: never the console, never /metrics.
+    const webhook = listeners.webhook ? createReceiverServer() : undefined;
+    if (webhook) this.onStop('webhook listener', () => webhook.close());
     // Tracking backs off and bounds its request rate itself; client retries would multiply that rate.
     const trackingClient = createClientFromSettings(settings, service, observer.onRequest, {
       maxAttempts: 1,
@@ -274,9 +274,7 @@ export class App {
     this.bound.ops = await listen(ops, listeners.ops.host, listeners.ops.port);
     logger.info(
       { host: listeners.ops.host, port: this.bound.ops },
-      listeners.shared
-        ? 'http server listening (/metrics, /healthz, /readyz and the webhook receiver)'
-        : 'ops listener listening (/metrics, /healthz, /readyz)',
+      'ops listener listening (/metrics, /healthz, /readyz, the console)',
     );
     if (listeners.webhook && webhook) {
       this.bound.webhook = await listen(webhook, listeners.webhook.host, listeners.webhook.port);

@@ -288,8 +288,8 @@ export const settingsSchema = z.strictObject({
     })
     .prefault({}),
   /**
-   * Deprecated (one release): the single listener of the first release on 0.0.0.0, serving the operations
-   * routes and the webhook receiver together. Used only while neither ops.addr nor webhook.addr is set.
+   * Deprecated (one release): the first release's single port. It now sets the webhook receiver's port alone
+   * (on 0.0.0.0) while webhook.addr is unset; the console and /metrics stay on ops.addr.
    */
   http: z.strictObject({ port: z.number().int().min(0).max(65_535).optional() }).prefault({}),
   webhook: z
