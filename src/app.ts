@@ -9,6 +9,7 @@ import type { DestinationStream } from 'pino';
 import { createServiceGate, type PurchaseClient } from './api/index.js';
 import {
   channelSecrets,
+  clearTextWarnings,
   consoleHosts,
   createClientFromSettings,
   loadSettings,
@@ -93,6 +94,7 @@ export class App {
       name: 'treasury-bot',
     });
     this.metrics = createMetrics({ defaultMetrics: options.mode === 'run' });
+    for (const warning of clearTextWarnings(this.settings)) this.logger.warn(warning);
   }
 
   /** The engine's dependencies; available once start() resolved. */
@@ -389,7 +391,8 @@ export async function openService(
   return { baseUrl: sandbox.url, token: DEMO_TOKEN, demo: { notice, close: () => sandbox.close() } };
 }
 
-function secretsOf(settings: Settings): string[] {
+/** What the logger scrubs from every line: the token, the webhook secret, the channels' and the database's. */
+export function secretsOf(settings: Settings): string[] {
   const secrets = [settings.api.token, settings.webhook.secret, ...channelSecrets(settings.notifications)];
   if (settings.database.url) {
     try {

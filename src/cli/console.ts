@@ -22,18 +22,24 @@ async function runConsole(): Promise<void> {
   let database: Database | undefined;
   let client: PurchaseClient | undefined;
   let server: FastifyInstance | undefined;
+  let secrets: string[] = [];
   try {
-    const { openDatabaseFromSettings } = await import('../app.js');
-    const { consoleHosts, createClientFromSettings, loadSettings, planListeners } = await import(
-      '../config/index.js'
-    );
+    const { openDatabaseFromSettings, secretsOf } = await import('../app.js');
+    const { clearTextWarnings, consoleHosts, createClientFromSettings, loadSettings, planListeners } =
+      await import('../config/index.js');
     const { registerConsole } = await import('../console/server.js');
     const { openConsoleStore } = await import('../db/index.js');
     const { handleSignals } = await import('../engine/index.js');
     const { createReceiverServer, listen } = await import('../observability/http-server.js');
     const settings = loadSettings({ env: process.env });
     server = createReceiverServer(undefined, settings.ops.trustedProxies);
-    const logger = createLogger({ level: settings.log.level, name: 'treasury-bot' });
+    secrets = secretsOf(settings);
+    const logger = createLogger({
+      level: settings.log.level,
+      secrets,
+      name: 'treasury-bot',
+    });
+    for (const warning of clearTextWarnings(settings)) logger.warn(warning);
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
     server.get('/healthz', async () => ({ status: 'ok' }));
     const clock = () => new Date();
@@ -69,7 +75,7 @@ async function runConsole(): Promise<void> {
       );
     });
   } catch (error) {
-    printErrorLine(error, []);
+    printErrorLine(error, secrets);
     process.exitCode = 1;
   } finally {
     await server?.close();

@@ -1,3 +1,4 @@
+export { clearTextWarnings } from './clear-text.js';
 export { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, ENV_BINDINGS, type Environment } from './env.js';
 export {
   consoleHosts,

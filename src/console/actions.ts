@@ -149,7 +149,10 @@ export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
   },
 ];
 
-/** Where to go after an action: one of our own paths, never another host. */
+/**
+ * Where to go after an action: one of our own paths, never another host. A path that begins with two
+ * slashes is a scheme-relative address to a browser (`//2130706433` is 127.0.0.1 as one number).
+ */
 export function safeBack(value: unknown): string {
-  return typeof value === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(value) ? value : '/';
+  return typeof value === 'string' && /^\/(?!\/)[A-Za-z0-9/_-]*$/.test(value) ? value : '/';
 }

@@ -18,6 +18,8 @@ export type Access = Permission | 'public';
 declare module 'fastify' {
   interface FastifyContextConfig {
     requires?: Access;
+    /** A request a page makes by itself (the overview's poll): it does not keep a session alive. */
+    passive?: boolean;
   }
 }
 

@@ -131,14 +131,21 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
           'this console does not answer to that host name: open it at the address of TREASURY_CONSOLE_URL (a proxy must pass the Host header on)',
         );
       }
-      request.consoleSession = await loadSession(context.store, request, context.clock());
+      const { passive } = request.routeOptions.config;
+      request.consoleSession = await loadSession(context.store, request, context.clock(), passive !== true);
       const requires = request.routeOptions.config.requires;
       if (requires !== 'public' && requires !== undefined) requirePermission(request, requires);
+    });
+    // Pages, reports and downloads carry the treasury's figures: no browser or proxy keeps a copy. The
+    // static assets say otherwise themselves.
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      return payload;
     });
     scope.setErrorHandler((error, request, reply) => renderError(context, error, request, reply));
 
     scope.get('/assets/console.css', { config: { requires: 'public' } }, (_request, reply) =>
-      reply.type('text/css').send(CONSOLE_CSS),
+      reply.type('text/css').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS),
     );
     let htmx: Buffer | undefined;
     scope.get('/assets/htmx.min.js', { config: { requires: 'public' } }, (_request, reply) => {
@@ -180,7 +187,7 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         filter: { strategy, status },
       });
     });
-    scope.get('/live', { config: { requires: 'read' } }, async (request, reply) => {
+    scope.get('/live', { config: { requires: 'read', passive: true } }, async (request, reply) => {
       const session = sessionOf(request);
       return send(reply, 200, await overviewPage(context, { session, query: {} }));
     });

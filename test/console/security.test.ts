@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IDLE_TIMEOUT_MS, SESSION_COOKIE } from '../../src/console/sessions.js';
+import { IDLE_TIMEOUT_MS, SESSION_COOKIE, SESSION_LIFETIME_MS } from '../../src/console/sessions.js';
 import { ConsoleClient, loggedIn, type RunningConsole, startTestConsole } from './support.js';
 
 /**
@@ -122,5 +122,50 @@ describe('console sessions and forms', () => {
     }
     const { body } = await viewer.get('/attention');
     expect(body).toContain('&lt;b&gt;halted&lt;/b&gt;&lt;script&gt;');
+  });
+
+  it('goes back only to a path of its own after an action, never to another host', async () => {
+    const operator = await loggedIn(console, 'operator');
+    for (const back of ['//2130706433', '//evil.example/x', '/\\evil.example']) {
+      const answer = await operator.post('/kill-switch/resume', {
+        _csrf: await operator.csrfFrom('/'),
+        back,
+      });
+      expect(answer.status, back).toBe(303);
+      expect(answer.location, back).toBe('/');
+    }
+    const own = await operator.post('/kill-switch/resume', {
+      _csrf: await operator.csrfFrom('/'),
+      back: '/strategies',
+    });
+    expect(own.location).toBe('/strategies');
+  });
+
+  it('asks browsers and proxies to store no page, report or download', async () => {
+    const viewer = await loggedIn(console, 'viewer');
+    for (const path of ['/', '/orders', '/orders.csv', '/live', '/login']) {
+      expect((await viewer.get(path)).headers.get('cache-control'), path).toBe('no-store');
+    }
+  });
+
+  it('does not count the overview’s poll of /live as activity: an unattended page ends its session', async () => {
+    const client = await loggedIn(console, 'viewer');
+    for (let minute = 5; minute <= 35; minute += 5) {
+      console.now.value = new Date(console.now.value.getTime() + 5 * 60_000);
+      const poll = await client.get('/live');
+      if (minute * 60_000 <= IDLE_TIMEOUT_MS) expect(poll.status, `${minute} min`).toBe(200);
+    }
+    expect((await client.get('/')).status).toBe(303);
+  });
+
+  it('ends a session at its absolute lifetime, however active', async () => {
+    const client = await loggedIn(console, 'viewer');
+    const start = console.now.value.getTime();
+    while (console.now.value.getTime() - start < SESSION_LIFETIME_MS - 20 * 60_000) {
+      console.now.value = new Date(console.now.value.getTime() + 20 * 60_000);
+      expect((await client.get('/strategies')).status).toBe(200);
+    }
+    console.now.value = new Date(start + SESSION_LIFETIME_MS + 1_000);
+    expect((await client.get('/strategies')).status).toBe(303);
   });
 });

@@ -27,6 +27,8 @@ export interface PersonWithSecret extends Person {
 export interface ConsoleSession {
   tokenHash: string;
   csrfToken: string;
+  /** The login: the session's absolute lifetime runs from here. */
+  createdAt: Date;
   lastSeenAt: Date;
   person: Person;
 }
@@ -51,7 +53,7 @@ export interface PeopleRepository {
   /** Sets a new hash and revokes every session of the person. */
   setPassword(name: string, passwordHash: string, actor: string): Promise<Person>;
   openSession(person: Person, tokenHash: string, csrfToken: string): Promise<void>;
-  /** A live session (not revoked, person not disabled); idle expiry is the caller's rule. */
+  /** A live session (not revoked, person not disabled); idle expiry and lifetime are the caller's rules. */
   findSession(tokenHash: string): Promise<ConsoleSession | null>;
   touchSession(tokenHash: string): Promise<void>;
   closeSession(session: ConsoleSession): Promise<void>;
@@ -158,6 +160,7 @@ export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): Pe
       return {
         tokenHash: session.tokenHash,
         csrfToken: session.csrfToken,
+        createdAt: session.createdAt,
         lastSeenAt: session.lastSeenAt,
         person: toPerson(row.users),
       };
