@@ -1,7 +1,8 @@
 /**
  * The web console as a fastify plugin, registered on the ops listener (by `run` and by `console`). Its
- * routes live in their own encapsulated scope, so its cookies, form parsing, security headers and rate
- * limit never touch /metrics, /healthz, /readyz or the webhook receiver.
+ * routes, the report routes among them, live in their own encapsulated scope, so its cookies, form parsing,
+ * security headers and checks never touch /metrics, /healthz, /readyz or the webhook receiver. Every route
+ * of the scope declares what it requires (`config.requires`), checked by one hook before its handler.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,19 +12,17 @@ import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
 import { PurchaseApiError } from '../api/index.js';
-import { PERSON_NAME } from '../control/index.js';
 import { ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
 import { registerReportRoutes, sendOrderExport } from '../reports/index.js';
 import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
-import { auditPage, loginPage, usersPage } from './admin-pages.js';
+import { auditPage, usersPage } from './admin-pages.js';
 import { APPROVAL_ACTIONS } from './approval-actions.js';
 import { approvalsPage } from './approval-pages.js';
 import type { ConsoleContext, PageRequest } from './context.js';
-import { CONSOLE_CSS, type Html, page } from './layout.js';
-import { createLoginThrottle } from './login-throttle.js';
+import { CONSOLE_CSS, type Html, page, sendPage } from './layout.js';
+import { registerLogin } from './login.js';
 import { overviewPage } from './overview-page.js';
-import { DECOY_HASH, verifyPassword } from './passwords.js';
 import type { Permission } from './permissions.js';
 import {
   attentionPage,
@@ -35,16 +34,11 @@ import {
 } from './record-pages.js';
 import {
   ConsoleRefusal,
-  cookieOptions,
-  LOGIN_CSRF_COOKIE,
   loadSession,
-  newToken,
   requireCsrf,
   requirePermission,
   SESSION_COOKIE,
-  sameToken,
   sessionOf,
-  startSession,
 } from './sessions.js';
 
 /** The bounds of an unfiltered download: every order the service can have timestamped. */
@@ -85,15 +79,7 @@ function cycleIdOf(text: string | undefined): number {
   return Number(text);
 }
 
-async function send(reply: FastifyReply, status: number, body: Html): Promise<FastifyReply> {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .send(String(await body));
-}
-
 export function registerConsole(app: FastifyInstance, context: ConsoleContext): void {
-  const throttle = createLoginThrottle();
   const hosts = new Set([...LOOPBACK_NAMES, ...(context.hosts ?? [])].map((name) => name.toLowerCase()));
   app.register(async (scope) => {
     // Deny by default: a route of this scope that does not say who may use it is a startup error.
@@ -159,7 +145,7 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         const params = request.params as Record<string, string>;
         const query = request.query as Record<string, string | undefined>;
         const body = await render(context, { session, query }, params);
-        return send(
+        return sendPage(
           reply,
           200,
           page({ title: typeof title === 'string' ? title : title(params), session, body }),
@@ -189,7 +175,7 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
     });
     scope.get('/live', { config: { requires: 'read', passive: true } }, async (request, reply) => {
       const session = sessionOf(request);
-      return send(reply, 200, await overviewPage(context, { session, query: {} }));
+      return sendPage(reply, 200, await overviewPage(context, { session, query: {} }));
     });
     // The report figures for spreadsheets and BI tools, under the same sessions and roles as the pages.
     if (context.reports) {
@@ -200,63 +186,7 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       });
     }
 
-    scope.get('/login', { config: { requires: 'public' } }, async (request, reply) =>
-      showLogin(request, reply, 200, null),
-    );
-    scope.post('/login', { config: { requires: 'public' } }, async (request, reply) => {
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      const expected = request.cookies[LOGIN_CSRF_COOKIE];
-      if (!expected || !sameToken(body._csrf, expected)) {
-        throw new ConsoleRefusal(403, 'the login form was missing its CSRF token: reload the page');
-      }
-      const refuse = (reason: string, name: string | undefined) => {
-        context.metrics?.consoleLoginsRefused.inc({ reason });
-        context.logger.warn({ name, address: request.ip, reason }, 'console login refused');
-      };
-      const wrong = 'That name and password do not match an active person.';
-      // The one person-name rule, before any lookup: a name that cannot exist is not worth a password check.
-      const name = typeof body.name === 'string' ? body.name : '';
-      if (!PERSON_NAME.test(name)) {
-        refuse('name_invalid', undefined);
-        return showLogin(request, reply, 401, wrong);
-      }
-      const now = context.clock();
-      const admitted = throttle.admit(name, request.ip, now);
-      if ('refusal' in admitted) {
-        const { reason, retryAfterSeconds } = admitted.refusal;
-        refuse(reason, name);
-        reply.header('retry-after', String(retryAfterSeconds));
-        const wait = `wait ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'}`;
-        return reason === 'busy'
-          ? showLogin(
-              request,
-              reply,
-              503,
-              `Too many logins are being checked right now: ${wait} and try again.`,
-            )
-          : showLogin(request, reply, 429, `Too many wrong passwords: ${wait} and try again.`);
-      }
-      let person: Awaited<ReturnType<typeof context.store.people.findByName>>;
-      let matches: boolean;
-      try {
-        person = await context.store.people.findByName(name);
-        matches = await verifyPassword(
-          typeof body.password === 'string' ? body.password : '',
-          person?.passwordHash ?? DECOY_HASH,
-        );
-      } finally {
-        admitted.release();
-      }
-      if (!person || !matches || person.disabledAt) {
-        throttle.failed(name, request.ip, now);
-        refuse('password', name);
-        return showLogin(request, reply, 401, wrong);
-      }
-      throttle.succeeded(name);
-      reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/' });
-      await startSession(context.store, person, request, reply);
-      return reply.redirect('/', 303);
-    });
+    registerLogin(scope, context);
     scope.post('/logout', { config: { requires: 'read' } }, async (request, reply) => {
       const session = sessionOf(request);
       requireCsrf(request, session);
@@ -288,12 +218,6 @@ function hostNameOf(header: string | undefined): string {
   return header.replace(/:\d+$/, '').toLowerCase();
 }
 
-function showLogin(request: FastifyRequest, reply: FastifyReply, status: number, message: string | null) {
-  const token = newToken();
-  reply.setCookie(LOGIN_CSRF_COOKIE, token, cookieOptions(request));
-  return send(reply, status, page({ title: 'Log in', session: null, body: loginPage(token, message) }));
-}
-
 async function renderError(
   context: ConsoleContext,
   error: unknown,
@@ -302,7 +226,7 @@ async function renderError(
 ) {
   const session = request.consoleSession;
   const show = (status: number, message: string) =>
-    send(
+    sendPage(
       reply,
       status,
       page({ title: status === 404 ? 'Not found' : 'Refused', session, body: errorBody(message) }),
