@@ -234,6 +234,10 @@ async function renderError(
   if (error instanceof ConsoleRefusal) {
     // Scripts reading the reports get the refusal as JSON; a browser asking for a page, the login form.
     if (request.url.startsWith('/api/')) return reply.code(error.status).send({ error: error.message });
+    // The overview's poll asks with htmx: it is told to load the login form as a page, not inside the overview.
+    if (error.status === 401 && request.headers['hx-request'] === 'true') {
+      return reply.code(401).header('hx-redirect', '/login').send();
+    }
     if (error.status === 401 && request.method === 'GET') return reply.redirect('/login', 303);
     return show(error.status, error.message);
   }

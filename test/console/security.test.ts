@@ -156,6 +156,13 @@ describe('console sessions and forms', () => {
       if (minute * 60_000 <= IDLE_TIMEOUT_MS) expect(poll.status, `${minute} min`).toBe(200);
     }
     expect((await client.get('/')).status).toBe(303);
+    // The page's next poll tells htmx to load the login form as a page.
+    const poll = await fetch(`${console.url}/live`, {
+      headers: { cookie: `${SESSION_COOKIE}=${client.cookie(SESSION_COOKIE)}`, 'hx-request': 'true' },
+      redirect: 'manual',
+    });
+    expect(poll.status).toBe(401);
+    expect(poll.headers.get('hx-redirect')).toBe('/login');
   });
 
   it('ends a session at its absolute lifetime, however active', async () => {
