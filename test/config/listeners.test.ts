@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadSettings, planListeners } from '../../src/config/index.js';
+import { consoleHosts, loadSettings, planListeners } from '../../src/config/index.js';
 
 const SECRET = 'a-webhook-secret-of-some-length';
 const plan = (env: Record<string, string>) => planListeners(loadSettings({ env, cwd: '/nonexistent' }));
@@ -43,6 +43,21 @@ describe('where the worker listens', () => {
     });
     expect(both).toMatchObject({ webhook: { host: '127.0.0.1', port: 9100 } });
     expect(both.deprecation).toMatch(/ignored while TREASURY_WEBHOOK_ADDR is set/);
+  });
+
+  it('lets the console answer to the ops host it names and to TREASURY_CONSOLE_URL’s host', () => {
+    const hosts = (env: Record<string, string>) => {
+      const settings = loadSettings({ env, cwd: '/nonexistent' });
+      return consoleHosts(settings, planListeners(settings).ops);
+    };
+    expect(hosts({})).toEqual(['127.0.0.1']);
+    expect(hosts({ TREASURY_OPS_ADDR: '0.0.0.0:9464' })).toEqual([]);
+    expect(
+      hosts({ TREASURY_OPS_ADDR: '[fd00::5]:9464', TREASURY_CONSOLE_URL: 'https://[fd00::6]:8443/console' }),
+    ).toEqual(['fd00::5', 'fd00::6']);
+    expect(
+      hosts({ TREASURY_OPS_ADDR: '[::]:9464', TREASURY_CONSOLE_URL: 'https://treasury.example.com' }),
+    ).toEqual(['treasury.example.com']);
   });
 
   it.each(['9464', 'localhost', 'host:99999', ':9464', 'a b:1'])(

@@ -67,6 +67,7 @@ describe('the routes of the ops listener', () => {
         TREASURY_OPS_ADDR: '127.0.0.1:0',
         TREASURY_WEBHOOK_ADDR: '127.0.0.1:0',
         TREASURY_WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
+        TREASURY_CONSOLE_URL: 'https://Treasury.Example.com',
       },
       logDestination: new Writable({ write: (_c, _e, done) => done() }),
     });
@@ -123,7 +124,8 @@ describe('the routes of the ops listener', () => {
     expect(foreign.status).toBe(421);
     expect(foreign.body).toContain('TREASURY_CONSOLE_URL');
     expect((await getWithHost(`${base}/api/reports/summary`, 'attacker.example')).status).toBe(421);
-    for (const name of [host, `localhost:${app.ports.ops}`]) {
+    // The address people open behind a proxy, as the proxy passes it on.
+    for (const name of [host, `localhost:${app.ports.ops}`, 'treasury.example.com']) {
       expect((await getWithHost(`${base}/login`, name)).status, name).toBe(200);
     }
     // Probes and scrapers reach the listener by whatever name the network gives it.
