@@ -120,7 +120,8 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       const { passive } = request.routeOptions.config;
       request.consoleSession = await loadSession(context.store, request, context.clock(), passive !== true);
       const requires = request.routeOptions.config.requires;
-      if (requires !== 'public' && requires !== undefined) requirePermission(request, requires);
+      // `undefined` cannot pass the onRoute check above; were it to, it would need the most.
+      if (requires !== 'public') requirePermission(request, requires ?? 'administer');
     });
     // Pages, reports and downloads carry the treasury's figures: no browser or proxy keeps a copy. The
     // static assets say otherwise themselves.
