@@ -9,9 +9,11 @@ export interface BenchKnobs {
   sections: ReadonlySet<SectionName>;
   cycles: number;
   burst: number;
-  /** Strategies of the burst-latency section, and replicas of both replica bursts. */
+  /** Strategies of the burst-latency section, and replicas of every replica burst. */
   burstLatency: number;
   burst10k: number;
+  /** Strategies of the burst-10k-latency section (BENCH_BURST_10K_LATENCY). */
+  burst10kLatency: number;
   burstReplicas: number;
   memoryStrategies: number;
   memoryCycles: number;
@@ -33,6 +35,7 @@ export const SECTION_NAMES = [
   'burst',
   'burst-latency',
   'burst-10k',
+  'burst-10k-latency',
   'codec',
   'memory',
   'export',
@@ -48,6 +51,7 @@ export function readKnobs(env: NodeJS.ProcessEnv = process.env): BenchKnobs {
     burst: readCount(env, 'BENCH_BURST', 1_000),
     burstLatency: readCount(env, 'BENCH_BURST_LATENCY', 1_000),
     burst10k: readCount(env, 'BENCH_BURST_10K', 10_000),
+    burst10kLatency: readCount(env, 'BENCH_BURST_10K_LATENCY', 10_000),
     burstReplicas: readCount(env, 'BENCH_BURST_REPLICAS', 3),
     memoryStrategies: readCount(env, 'BENCH_MEMORY_STRATEGIES', 10_000),
     memoryCycles: readCount(env, 'BENCH_MEMORY_CYCLES', 100_000),

@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: the sandbox in its own process, a fresh PostgreSQL database, then each section; prints
- * one table and writes bench/results.json (stable keys: machine, knobs, and one per section).
+ * one table and writes bench/results.json (stable keys: generatedAt, commit, dirty, machine, knobs, and one
+ * per section). The file is not committed: figures quoted in bench/README.md name the commit they ran on.
  * Knobs: see knobs.ts. Progress goes to stderr, the table to stdout.
  */
 import { createBenchDatabase } from './harness/bench-database.js';
-import { describeMachine } from './harness/machine.js';
+import { describeMachine, describeRevision } from './harness/machine.js';
 import { printTable, type ReportRow, writeJson } from './harness/report.js';
 import { startSandboxProcess } from './harness/sandbox-process.js';
 import { readKnobs, type SectionName } from './knobs.js';
@@ -25,6 +26,7 @@ const machine = describeMachine(database.serverVersion);
 const rows: ReportRow[] = [];
 const results: Record<string, unknown> = {
   generatedAt: new Date().toISOString(),
+  ...describeRevision(),
   machine,
   knobs: { ...knobs, sections: [...knobs.sections] },
 };
@@ -50,7 +52,7 @@ try {
       strategies: knobs.burstLatency,
       replicas: knobs.burstReplicas,
       latencyMs: 80,
-      lastOrderGoalMs: 5_000,
+      goals: { lastOrderMs: 5_000 },
     }),
   );
   await section('burst-10k', () =>
@@ -59,6 +61,16 @@ try {
       strategies: knobs.burst10k,
       replicas: knobs.burstReplicas,
       latencyMs: 0,
+    }),
+  );
+  // The scale goal: all placed, none expired, the last order within 10 s, every replica within 200 MB.
+  await section('burst-10k-latency', () =>
+    runReplicaBurstSection(sandbox, database.url, {
+      name: 'burst-10k-latency',
+      strategies: knobs.burst10kLatency,
+      replicas: knobs.burstReplicas,
+      latencyMs: 80,
+      goals: { lastOrderMs: 10_000, peakRssMb: 200 },
     }),
   );
   await section('codec', () =>

@@ -9,6 +9,8 @@ import type { DestinationStream } from 'pino';
 import { createServiceGate, type PurchaseClient } from './api/index.js';
 import {
   channelSecrets,
+  clearTextWarnings,
+  consoleHosts,
   createClientFromSettings,
   loadSettings,
   planListeners,
@@ -38,11 +40,16 @@ import {
   Worker,
 } from './engine/index.js';
 import { createNotifier, routerFor } from './notify/index.js';
-import { createHttpServer, createReceiverServer, listen } from './observability/http-server.js';
+import {
+  createHttpServer,
+  createReceiverServer,
+  type ListedRoute,
+  listedRoutes,
+  listen,
+} from './observability/http-server.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createProcessFacts, SAMPLE_MS } from './observability/process-facts.js';
-import { registerReportRoutes } from './reports/index.js';
 import { createPeriodicTask } from './runtime/periodic-task.js';
 import { createTracking, registerWebhooks } from './tracking/index.js';
 
@@ -75,6 +82,7 @@ export class App {
   private engine: EngineContext | undefined;
   private runningWorker: Worker | undefined;
   private bound: { ops?: number; webhook?: number } = {};
+  private opsListener: FastifyInstance | undefined;
 
   constructor(private readonly options: AppOptions) {
     const env = options.env ?? process.env;
@@ -87,6 +95,7 @@ export class App {
       name: 'treasury-bot',
     });
     this.metrics = createMetrics({ defaultMetrics: options.mode === 'run' });
+    for (const warning of clearTextWarnings(this.settings)) this.logger.warn(warning);
   }
 
   /** The engine's dependencies; available once start() resolved. */
@@ -111,6 +120,11 @@ export class App {
   /** The bound ports of the listeners in `run` (useful with port 0 in the addresses). */
   get ports(): { ops?: number; webhook?: number } {
     return this.bound;
+  }
+
+  /** Every route of the ops listener in `run` (for the route walk of the tests). */
+  get opsRoutes(): readonly ListedRoute[] {
+    return this.opsListener ? listedRoutes(this.opsListener) : [];
   }
 
   start(): Promise<void> {
@@ -221,10 +235,13 @@ export class App {
     await readiness.refresh(this.startAborted.signal);
     readinessChecks.start();
     this.onStop('readiness checks', () => readinessChecks.stop());
-    const ops = createHttpServer({ metrics, logger, readiness: readiness.report });
-    // Not on the deprecated single listener: it listens on 0.0.0.0, and these routes carry the treasury's figures.
-    if (!listeners.shared)
-      registerReportRoutes(ops, { database, client, timeZone: settings.reports.timezone });
+    const ops = createHttpServer({
+      metrics,
+      logger,
+      readiness: readiness.report,
+      trustedProxies: settings.ops.trustedProxies,
+    });
+    this.opsListener = ops;
     this.onStop('ops listener', () => ops.close());
     const consoleStore = openConsoleStore(database, clock);
     // The console's "alerts that fire now" reads this process's counters over the rules' windows.
@@ -237,16 +254,26 @@ export class App {
     });
     factSampling.start();
     this.onStop('alert facts sampling', () => factSampling.stop());
-    registerConsole(ops, { database, store: consoleStore, clock, logger, client, processFacts });
+    registerConsole(ops, {
+      database,
+      store: consoleStore,
+      clock,
+      logger,
+      client,
+      processFacts,
+      metrics,
+      hosts: consoleHosts(settings, listeners.ops),
+      reports: { timeZone: settings.reports.timezone },
+    });
     // Settled before the console answers, so that a demo admin this start retires never logs in again.
     const demoAdminPassword = await settleDemoAdmin(consoleStore, {
       command: 'run',
       demo: settings.api.url === undefined,
       embedded: database.kind === 'pglite',
     });
-    // The receiver's own listener serves nothing but its route (the deprecated single listener: ops').
-    const webhook = listeners.webhook ? createReceiverServer() : listeners.shared ? ops : undefined;
-    if (webhook && webhook !== ops) this.onStop('webhook listener', () => webhook.close());
+    // The receiver's own listener serves nothing but its route: never the console, never /metrics.
+    const webhook = listeners.webhook ? createReceiverServer() : undefined;
+    if (webhook) this.onStop('webhook listener', () => webhook.close());
     // Tracking backs off and bounds its request rate itself; client retries would multiply that rate.
     const trackingClient = createClientFromSettings(settings, service, observer.onRequest, {
       maxAttempts: 1,
@@ -256,9 +283,7 @@ export class App {
     this.bound.ops = await listen(ops, listeners.ops.host, listeners.ops.port);
     logger.info(
       { host: listeners.ops.host, port: this.bound.ops },
-      listeners.shared
-        ? 'http server listening (/metrics, /healthz, /readyz and the webhook receiver)'
-        : 'ops listener listening (/metrics, /healthz, /readyz)',
+      'ops listener listening (/metrics, /healthz, /readyz, the console)',
     );
     if (listeners.webhook && webhook) {
       this.bound.webhook = await listen(webhook, listeners.webhook.host, listeners.webhook.port);
@@ -379,7 +404,8 @@ export async function openService(
   return { baseUrl: sandbox.url, token: DEMO_TOKEN, demo: { notice, close: () => sandbox.close() } };
 }
 
-function secretsOf(settings: Settings): string[] {
+/** What the logger scrubs from every line: the token, the webhook secret, the channels' and the database's. */
+export function secretsOf(settings: Settings): string[] {
   const secrets = [settings.api.token, settings.webhook.secret, ...channelSecrets(settings.notifications)];
   if (settings.database.url) {
     try {

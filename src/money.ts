@@ -19,6 +19,13 @@ export type Decimal = InstanceType<typeof Decimal>;
 /** Plain decimal text: optional minus, digits, optional fraction. No spaces, commas, signs or exponents. */
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
 
+/**
+ * No real amount is written with more digits than the precision above holds (18 fractional digits of a
+ * crypto quantity and a wide integer part fit well inside): longer text is refused rather than carried,
+ * so that a hostile service or file cannot make every later step work on a number of a million digits.
+ */
+export const MAX_DECIMAL_DIGITS = 40;
+
 export class MoneyFormatError extends Error {
   override readonly name = 'MoneyFormatError';
   readonly code = 'MONEY_FORMAT';
@@ -47,6 +54,9 @@ export function parseDecimal(value: unknown, field: string): Decimal {
   if (typeof value !== 'string') throw new MoneyFormatError(field, value, 'expected decimal text');
   if (!DECIMAL_TEXT.test(value)) {
     throw new MoneyFormatError(field, value, 'expected decimal text like "1234.56"');
+  }
+  if (value.length - (value.startsWith('-') ? 1 : 0) - (value.includes('.') ? 1 : 0) > MAX_DECIMAL_DIGITS) {
+    throw new MoneyFormatError(field, value, `more than ${MAX_DECIMAL_DIGITS} digits`);
   }
   return new Decimal(value);
 }

@@ -7,7 +7,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
 import { REPOSITORY_ROOT } from './bench-engine.js';
 import { profilerArgs } from './sandbox-process.js';
 
@@ -25,8 +24,8 @@ export interface ReplicaProcesses {
   ready(timeoutMs: number): Promise<void>;
   /** SIGTERM (the graceful stop that drains cycles) and wait for every exit. */
   stop(): Promise<void>;
-  /** CPU seconds the replicas used so far, user and system (Linux /proc; NaN elsewhere). */
-  cpuSeconds(): Promise<number>;
+  /** The replicas' process ids, in the order they started (for /proc readings: process-usage.ts). */
+  pids(): (number | undefined)[];
 }
 
 const KEPT_LINES = 30;
@@ -95,9 +94,8 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
         clearTimeout(timer);
       }
     },
-    async cpuSeconds() {
-      const each = await Promise.all(children.map((child) => processCpuSeconds(child.pid)));
-      return each.reduce((sum, seconds) => sum + seconds, 0);
+    pids() {
+      return children.map((child) => child.pid);
     },
     async stop() {
       stopping = true;
@@ -113,53 +111,4 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
       );
     },
   };
-}
-
-/** utime + stime of one process, from /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s). */
-async function processCpuSeconds(pid: number | undefined): Promise<number> {
-  if (pid === undefined) return Number.NaN;
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces: the fields are counted after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** USER_HZ, 100 on every Linux architecture Node supports. */
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/** The whole machine's counters so far (Linux /proc/stat; NaN elsewhere). */
-export interface MachineCounters {
-  /** CPU seconds of every core spent on work of this machine's processes and kernel. */
-  busySeconds: number;
-  /**
-   * CPU seconds the hypervisor gave to other machines while this one had work: a neighbour's load, which
-   * slows a run without showing in `busySeconds`.
-   */
-  stealSeconds: number;
-  contextSwitches: number;
-}
-
-export async function machineCounters(): Promise<MachineCounters> {
-  try {
-    const lines = (await readFile('/proc/stat', 'utf8')).split('\n');
-    // cpu user nice system idle iowait irq softirq steal: busy is user to softirq but idle and iowait.
-    const [user, nice, system, _idle, _iowait, irq, softirq, steal] = lines[0]!
-      .trim()
-      .split(/\s+/)
-      .slice(1, 9)
-      .map(Number);
-    const busy = user! + nice! + system! + irq! + softirq!;
-    const ctxt = lines.find((line) => line.startsWith('ctxt '));
-    return {
-      busySeconds: busy / CLOCK_TICKS_PER_SECOND,
-      stealSeconds: steal! / CLOCK_TICKS_PER_SECOND,
-      contextSwitches: ctxt === undefined ? Number.NaN : Number(ctxt.split(' ')[1]),
-    };
-  } catch {
-    return { busySeconds: Number.NaN, stealSeconds: Number.NaN, contextSwitches: Number.NaN };
-  }
 }

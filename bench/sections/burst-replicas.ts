@@ -4,9 +4,9 @@
  * scheduled once a day at an instant far enough ahead for the replicas to start, so every replica's
  * node-cron fires the same slot and the unique claim splits the work, as in production.
  *
- * Figures come from outside the worker: order lags from the sandbox's ledger (`createdAt` − slot, i.e.
- * when the order reached the service), quotes that expired unused from the database (quotes recorded for
- * the slot's cycles with no order at the service).
+ * The figures every burst prints (placed, expired, lags, CPU per 1,000 orders, RSS per replica) are
+ * burst-figures.ts's, read from outside the worker; this section adds the whole machine's CPU and context
+ * switches over the same time.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,32 +14,38 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { loadSettings } from '../../src/config/index.js';
 import { dcaStrategyYaml } from '../harness/bench-engine.js';
-import { machineCounters, startReplicas } from '../harness/replica-processes.js';
+import {
+  type BurstGoals,
+  type BurstOrders,
+  burstRows,
+  cpuSecondsPer1000Orders,
+  readBurstOrders,
+  startBurstUsage,
+  type WorkerMemory,
+} from '../harness/burst-figures.js';
+import { machineCounters } from '../harness/process-usage.js';
+import { startReplicas } from '../harness/replica-processes.js';
 import { formatMs, type ReportRow } from '../harness/report.js';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
-import { percentile, round } from '../harness/stats.js';
+import { round } from '../harness/stats.js';
 import { transpileForNode } from '../harness/transpile.js';
 
 export interface ReplicaBurstOptions {
   /** Section name, also the prefix of the strategies' names. */
-  name: 'burst-latency' | 'burst-10k';
+  name: 'burst-latency' | 'burst-10k' | 'burst-10k-latency';
   strategies: number;
   replicas: number;
   /** Added by the sandbox to every request. */
   latencyMs: number;
-  /** Goal for the last order's lag; undefined when the section only reports it. */
-  lastOrderGoalMs?: number;
+  goals?: BurstGoals;
 }
 
-export interface ReplicaBurstResult {
+export interface ReplicaBurstResult extends BurstOrders {
   strategies: number;
   replicas: number;
   latencyMs: number;
   slot: string;
-  ordersPlaced: number;
-  expiredQuotes: number;
   cycleStates: Record<string, number>;
-  lagMs: { first: number; p50: number; last: number };
   /** From the slot until no cycle of the slot was in flight. */
   allFinalMs: number;
   /**
@@ -48,8 +54,13 @@ export interface ReplicaBurstResult {
    * what the hypervisor gave to other machines meanwhile: a run with steal was slowed by a neighbour.
    */
   cpuSeconds: { replicas: number; machine: number; steal: number };
+  /** The replicas' CPU seconds over that time per 1,000 orders placed. */
+  cpuSecondsPer1000Orders: number;
+  /** One per replica, in the order they started. */
+  workerMemory: WorkerMemory[];
   /** Context switches of the whole machine over that time: every wake-up of a process that waited. */
   contextSwitches: number;
+  goals: BurstGoals;
 }
 
 const IN_FLIGHT = ['claimed', 'quoted', 'submitting'];
@@ -113,44 +124,54 @@ export async function runReplicaBurstSection(
     process.stderr.write(
       `bench: ${options.name}: ${options.replicas} replicas ready; slot ${slot.toISOString()}\n`,
     );
-    // The CPU count starts at the slot: starting and loading are not the burst's.
+    // The CPU count and the burst's peak RSS start at the slot: starting and loading are not the burst's.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, slot.getTime() - Date.now())));
-    const atSlot = { replicas: await replicas.cpuSeconds(), machine: await machineCounters() };
+    const machineAtSlot = await machineCounters();
+    const usageAtEnd = await startBurstUsage(replicas.pids());
     const states = await waitUntilFinal(sql, options.name, slot, options.strategies);
     const allFinalMs = Date.now() - slot.getTime();
+    const usage = await usageAtEnd();
     const machine = await machineCounters();
-    const cpuSeconds = {
-      replicas: round((await replicas.cpuSeconds()) - atSlot.replicas, 2),
-      machine: round(machine.busySeconds - atSlot.machine.busySeconds, 2),
-      steal: round(machine.stealSeconds - atSlot.machine.stealSeconds, 2),
-    };
-    const contextSwitches = machine.contextSwitches - atSlot.machine.contextSwitches;
-    const ledger = (await sandbox.ledger()).filter((order) => Date.parse(order.createdAt) >= slot.getTime());
-    const ours = await sql<{ quoteId: string }[]>`
-      select q.quote_id as "quoteId" from quotes q join cycles c on c.id = q.cycle_id
-      where c.slot = ${slot} and c.strategy like ${`${options.name}-%`}`;
-    const ordered = new Set(ledger.map((order) => order.quoteId));
-    const quoteIds = new Set(ours.map((row) => row.quoteId));
-    const placed = ledger.filter((order) => quoteIds.has(order.quoteId));
-    const lags = placed.map((order) => Date.parse(order.createdAt) - slot.getTime()).sort((a, b) => a - b);
+    const orders = await readBurstOrders(sql, sandbox, names, slot);
     const result: ReplicaBurstResult = {
       strategies: options.strategies,
       replicas: options.replicas,
       latencyMs: options.latencyMs,
       slot: slot.toISOString(),
-      ordersPlaced: placed.length,
-      expiredQuotes: ours.filter((row) => !ordered.has(row.quoteId)).length,
+      ...orders,
       cycleStates: states,
-      lagMs: {
-        first: lags[0] ?? Number.NaN,
-        p50: round(percentile(lags, 0.5), 1),
-        last: lags.at(-1) ?? Number.NaN,
-      },
       allFinalMs,
-      cpuSeconds,
-      contextSwitches,
+      cpuSeconds: {
+        replicas: usage.cpuSeconds,
+        machine: round(machine.busySeconds - machineAtSlot.busySeconds, 2),
+        steal: round(machine.stealSeconds - machineAtSlot.stealSeconds, 2),
+      },
+      cpuSecondsPer1000Orders: cpuSecondsPer1000Orders(usage, orders),
+      workerMemory: usage.workers,
+      contextSwitches: machine.contextSwitches - machineAtSlot.contextSwitches,
+      goals: options.goals ?? {},
     };
-    return { result, rows: rowsOf(options, result) };
+    const rows = [
+      {
+        section: options.name,
+        metric: 'strategies due at once / replicas / sandbox latency per request',
+        value: `${result.strategies} / ${result.replicas} / ${result.latencyMs} ms`,
+      },
+      ...burstRows(
+        options.name,
+        {
+          strategies: result.strategies,
+          orders,
+          usage,
+          states: Object.entries(states)
+            .map(([state, n]) => `${n} ${state}`)
+            .join(', '),
+        },
+        result.goals,
+      ),
+      ...machineRows(options.name, result),
+    ];
+    return { result, rows };
   } finally {
     await replicas.stop();
     await sandbox.setFaults({});
@@ -183,33 +204,8 @@ async function waitUntilFinal(
   }
 }
 
-function rowsOf(options: ReplicaBurstOptions, result: ReplicaBurstResult): ReportRow[] {
-  const section = options.name;
-  const { lagMs } = result;
-  const goal = options.lastOrderGoalMs;
+function machineRows(section: string, result: ReplicaBurstResult): ReportRow[] {
   return [
-    {
-      section,
-      metric: `orders placed: ${result.strategies} due at once, ${result.replicas} replicas, sandbox +${result.latencyMs} ms per request`,
-      value: `${result.ordersPlaced} (${Object.entries(result.cycleStates)
-        .map(([state, n]) => `${n} ${state}`)
-        .join(', ')})`,
-      target: String(result.strategies),
-      met: result.ordersPlaced === result.strategies,
-    },
-    {
-      section,
-      metric: 'expired quotes (recorded, no order at the service)',
-      value: String(result.expiredQuotes),
-      target: '0',
-      met: result.expiredQuotes === 0,
-    },
-    {
-      section,
-      metric: 'order lag after the slot: first / median / last',
-      value: `${formatMs(lagMs.first)} / ${formatMs(lagMs.p50)} / ${formatMs(lagMs.last)}`,
-      ...(goal === undefined ? {} : { target: `last <= ${formatMs(goal)}`, met: lagMs.last <= goal }),
-    },
     {
       section,
       metric: 'CPU from the slot until every cycle was final: replicas / whole machine / stolen',

@@ -10,9 +10,12 @@ export {
 } from './client.js';
 export {
   decodeBody,
+  decodeMsgpack,
   encodeBody,
   formatOfContentType,
+  MAX_NESTING_DEPTH,
   mediaTypeOf,
+  screenJsonText,
   WIRE_FORMATS,
   type WireFormat,
 } from './codec.js';
@@ -32,7 +35,6 @@ export {
   PurchaseApiError,
   QuoteExpiredError,
 } from './errors.js';
-export { quoteInexactNumbers } from './exact-json.js';
 export type { RequestEvent, RequestObserver } from './exchange.js';
 export { DEFAULT_RETRY, RETRIED_ERROR_CODES, type RetrySettings } from './retry-policy.js';
 export { createServiceGate, type ServiceGate, type ServiceGateOptions } from './service-gate.js';

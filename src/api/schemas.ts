@@ -1,7 +1,8 @@
 /**
  * Wire schemas of the records the reference documents field by field (quote, order, tracking, webhook log
  * page). Shapes the reference leaves open are in `assumptions.ts`. Objects are not strict: extra fields
- * from a newer service are tolerated and dropped.
+ * from a newer service are tolerated and dropped. Every optional field goes through `pending` or `optional`
+ * (wire-fields.ts), which read an empty string as absent.
  */
 import { z } from 'zod';
 
@@ -19,6 +20,7 @@ import {
   isoDate,
   MAX_EXPIRES_IN,
   nonNegativeDecimalText,
+  optional,
   pending,
   positiveDecimalText,
   QUOTE_ID_PATTERN,
@@ -35,11 +37,12 @@ export const quoteSchema: z.ZodType<Quote> = z.object({
   quoteId: z.string().regex(QUOTE_ID_PATTERN, { error: 'must be 8 to 9 letters or digits' }),
   // The unit is not documented (seconds by assumption) and the worker keeps its own deadline, so a missing
   // value is no reason to refuse the quote; a negative or absurd one (beyond an hour even in milliseconds) is.
-  expiresIn: z
-    .number()
-    .min(0, { error: 'must not be negative' })
-    .max(MAX_EXPIRES_IN, { error: `must be at most ${MAX_EXPIRES_IN}` })
-    .optional(),
+  expiresIn: optional(
+    z
+      .number()
+      .min(0, { error: 'must not be negative' })
+      .max(MAX_EXPIRES_IN, { error: `must be at most ${MAX_EXPIRES_IN}` }),
+  ),
 });
 
 export const orderShape = {

@@ -66,9 +66,23 @@ export const identifier = z.string().min(1);
 
 export const count = z.number().int().nonnegative();
 
-/** A text field the service may leave out or null while it is not known yet. */
+/**
+ * A service may say "not known yet" by leaving a field out, sending null, or sending an empty string
+ * (`"finishedAt": ""` on a withdrawal in progress). All three read as absent here, the one place every
+ * optional field of an answer goes through; a non-empty value is still checked by `schema`.
+ */
+function emptyAsAbsent(value: unknown): unknown {
+  return value === '' ? undefined : value;
+}
+
+/** An optional field whose absence the domain records as null (tracking, withdrawal, webhook events). */
 export function pending<T extends z.ZodType>(schema: T) {
-  return schema.nullish().transform((value) => value ?? null);
+  return z.preprocess(emptyAsAbsent, schema.nullish()).transform((value) => value ?? null);
+}
+
+/** An optional field whose absence the domain leaves undefined (a quote's `expiresIn`). */
+export function optional<T extends z.ZodType>(schema: T) {
+  return z.preprocess(emptyAsAbsent, schema.optional());
 }
 
 /** quoteId: 8 to 9 letters and digits (the reference gives the length; the alphabet is assumed). Here, not in assumptions.ts, because the

@@ -22,17 +22,25 @@ async function runConsole(): Promise<void> {
   let database: Database | undefined;
   let client: PurchaseClient | undefined;
   let server: FastifyInstance | undefined;
+  let secrets: string[] = [];
   try {
-    const { openDatabaseFromSettings } = await import('../app.js');
-    const { createClientFromSettings, loadSettings, planListeners } = await import('../config/index.js');
+    const { openDatabaseFromSettings, secretsOf } = await import('../app.js');
+    const { clearTextWarnings, consoleHosts, createClientFromSettings, loadSettings, planListeners } =
+      await import('../config/index.js');
     const { registerConsole } = await import('../console/server.js');
     const { settleDemoAdmin } = await import('../console/demo-admin.js');
     const { openConsoleStore } = await import('../db/index.js');
     const { handleSignals } = await import('../engine/index.js');
     const { createReceiverServer, listen } = await import('../observability/http-server.js');
-    server = createReceiverServer();
     const settings = loadSettings({ env: process.env });
-    const logger = createLogger({ level: settings.log.level, name: 'treasury-bot' });
+    server = createReceiverServer(undefined, settings.ops.trustedProxies);
+    secrets = secretsOf(settings);
+    const logger = createLogger({
+      level: settings.log.level,
+      secrets,
+      name: 'treasury-bot',
+    });
+    for (const warning of clearTextWarnings(settings)) logger.warn(warning);
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
     server.get('/healthz', async () => ({ status: 'ok' }));
     const clock = () => new Date();
@@ -42,6 +50,7 @@ async function runConsole(): Promise<void> {
       client = createClientFromSettings(settings, { baseUrl: url, token });
     else if (url !== undefined)
       logger.warn('TREASURY_API_URL is set without a token: adopting orders from the console is off');
+    const ops = planListeners(settings).ops;
     const store = openConsoleStore(database, clock);
     // Before the console answers: a demo admin left on this database must not open it (README, Demo mode).
     await settleDemoAdmin(store, {
@@ -55,8 +64,10 @@ async function runConsole(): Promise<void> {
       clock,
       logger,
       ...(client ? { client } : {}),
+      hosts: consoleHosts(settings, ops),
+      reports: { timeZone: settings.reports.timezone },
     });
-    const { host, port } = planListeners(settings).ops;
+    const { host, port } = ops;
     const bound = await listen(server, host, port);
     logger.info({ host, port: bound }, 'web console listening (no cycles run in this process)');
     await new Promise<void>((resolve) => {
@@ -72,7 +83,7 @@ async function runConsole(): Promise<void> {
       );
     });
   } catch (error) {
-    printErrorLine(error, []);
+    printErrorLine(error, secrets);
     process.exitCode = 1;
   } finally {
     await server?.close();

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import type { Settings } from '../config/index.js';
 import type { Database } from '../db/index.js';
 import { toDecimalText } from '../money.js';
+import { spreadsheetSafe } from '../printable.js';
 import type { Reconciliation, Report, ReportGroup } from '../reports/index.js';
 // The periods alone, eagerly: help and argument checks need them, and the reports index loads the database.
 import {
@@ -323,6 +324,8 @@ async function reportCsv(report: Report): Promise<string> {
   const { stringify } = await import('csv-stringify/sync');
   const rows = [...report.groups, report.total].map((group) => ({
     ...Object.fromEntries(GROUP_COLUMNS.map((column, index) => [column, groupCells(group)[index]])),
+    // The group is a strategy's name, text a database may hold from before names were checked.
+    group: spreadsheetSafe(groupCells(group)[0] ?? ''),
     from: group.from.toISOString(),
     to: group.to.toISOString(),
   }));

@@ -2,10 +2,12 @@
  * What every command shares at the terminal. Output: `--json` gives one JSON document with decimals as text
  * and instants as ISO text; otherwise aligned human text; errors become one line on stderr. Input: checks of
  * operator arguments, each failing with one sentence that names the argument, the expected form and what
- * was given.
+ * was given. Whatever is printed for a person has its control characters escaped (src/printable.ts): a
+ * name or reason from the database cannot forge a line or steer the terminal.
  */
 import { type Decimal, isDecimal, parseDecimal, toDecimalText } from '../money.js';
 import { scrubSecrets } from '../observability/logger.js';
+import { printable } from '../printable.js';
 
 /** Converts domain values to plain JSON: Decimal → decimal text, Date → ISO 8601. */
 export function toJsonValue(value: unknown): unknown {
@@ -23,7 +25,7 @@ export function printJson(value: unknown, secrets: readonly string[]): void {
 }
 
 export function printLines(lines: readonly string[], secrets: readonly string[]): void {
-  process.stdout.write(`${scrubSecrets(lines.join('\n'), secrets)}\n`);
+  process.stdout.write(`${scrubSecrets(lines.map(printable).join('\n'), secrets)}\n`);
 }
 
 /** `key  value` lines for a record, nested keys dotted, keys aligned. */
@@ -46,12 +48,15 @@ export function renderRecord(record: object): string[] {
     }
   };
   walk(record, '');
+  for (const pair of pairs) pair[1] = printable(pair[1]);
   const width = Math.max(0, ...pairs.map(([key]) => key.length));
   return pairs.map(([key, value]) => `${key.padEnd(width)}  ${value}`);
 }
 
 /** A left-aligned table with a header row. */
-export function renderTable(columns: readonly string[], rows: readonly (readonly string[])[]): string[] {
+export function renderTable(columns: readonly string[], cells: readonly (readonly string[])[]): string[] {
+  // Escaped before measuring, so that the columns line up as printed.
+  const rows = cells.map((row) => row.map(printable));
   const widths = columns.map((column, index) =>
     Math.max(column.length, ...rows.map((row) => row[index]?.length ?? 0)),
   );
@@ -76,7 +81,7 @@ export function printErrorLine(error: unknown, secrets: readonly string[]): void
       ? (error as { code: string }).code
       : 'ERROR';
   const message = error instanceof Error ? error.message : String(error);
-  const line = `treasury-bot: ${code}: ${message.replace(/\s*\n\s*/g, '; ')}`;
+  const line = `treasury-bot: ${code}: ${printable(message.replace(/\s*\n\s*/g, '; '))}`;
   process.stderr.write(`${scrubSecrets(line, secrets)}\n`);
 }
 

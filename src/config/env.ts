@@ -31,6 +31,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   { name: 'TREASURY_STRATEGIES', key: 'strategies.path', kind: 'text' },
   { name: 'TREASURY_STRATEGY_CHANGES', key: 'strategies.changes', kind: 'text' },
   { name: 'TREASURY_OPS_ADDR', key: 'ops.addr', kind: 'text' },
+  { name: 'TREASURY_TRUSTED_PROXIES', key: 'ops.trustedProxies', kind: 'text' },
   { name: 'TREASURY_WEBHOOK_ADDR', key: 'webhook.addr', kind: 'text' },
   { name: 'TREASURY_HTTP_PORT', key: 'http.port', kind: 'integer' },
   { name: 'TREASURY_WEBHOOK_SECRET', key: 'webhook.secret', kind: 'text' },

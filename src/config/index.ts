@@ -1,5 +1,7 @@
+export { clearTextWarnings } from './clear-text.js';
 export { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, ENV_BINDINGS, type Environment } from './env.js';
 export {
+  consoleHosts,
   DEFAULT_OPS_ADDR,
   DEFAULT_WEBHOOK_ADDR,
   type ListenAddress,

@@ -3,6 +3,7 @@
  * them for operators). Objects are strict: a misspelt key is an error, not a silently ignored setting.
  * Secrets (`api.token`, `webhook.secret`) arrive resolved: their `*File` forms are read by the loader.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { Decimal } from '../money.js';
 import { DEFAULT_QUOTE_TOLERANCES } from '../strategy/index.js';
@@ -151,7 +152,10 @@ const receiverSchema = z.strictObject({
     .default(256 * 1024),
   /** How often stored events still waiting for their order (or for processing) are looked at again. */
   sweepIntervalMs: positiveMs.default(10_000),
-  /** How long an event for an order we do not know yet is retried before it is left for review. */
+  /**
+   * How long a stored event is retried (its order not recorded yet, or its check failing) before it is
+   * left for review.
+   */
   unknownOrderRetryMs: positiveMs.default(3_600_000),
 });
 
@@ -193,6 +197,31 @@ const listenAddress = z
   .refine((text) => Number(text.slice(text.lastIndexOf(':') + 1)) <= 65_535, {
     error: 'the port must be 0 to 65535',
   });
+
+/** An IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+const proxyAddress = z.string().refine(
+  (text) => {
+    const [address = '', bits, ...rest] = text.split('/');
+    const family = isIP(address);
+    if (family === 0 || rest.length > 0) return false;
+    return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+  },
+  { error: 'expected an IP address or a CIDR range, such as 10.0.0.5 or 10.0.0.0/8' },
+);
+const trustedProxies = z
+  .union([
+    z.array(proxyAddress),
+    z
+      .string()
+      .transform((text) =>
+        text
+          .split(',')
+          .map((item) => item.trim())
+          .filter((item) => item !== ''),
+      )
+      .pipe(z.array(proxyAddress)),
+  ])
+  .refine((list) => list.length > 0, { error: 'name at least one proxy address' });
 
 const apiSchema = z.strictObject({
   /** Unset: commands start the built-in sandbox in-process (demo mode). */
@@ -250,10 +279,20 @@ export const settingsSchema = z.strictObject({
     })
     .prefault({}),
   /** The operations listener: /metrics, /healthz, /readyz. Unset: 127.0.0.1:9464 (not public). */
-  ops: z.strictObject({ addr: listenAddress.optional() }).prefault({}),
+  ops: z
+    .strictObject({
+      addr: listenAddress.optional(),
+      /**
+       * The proxies in front of the console (addresses or CIDR ranges, a list or comma-separated text): a
+       * request from one of them is taken to come from the address its X-Forwarded-For names, which the
+       * login's per-address limit counts. Unset: the peer's own address.
+       */
+      trustedProxies: trustedProxies.optional(),
+    })
+    .prefault({}),
   /**
-   * Deprecated (one release): the single listener of the first release on 0.0.0.0, serving the operations
-   * routes and the webhook receiver together. Used only while neither ops.addr nor webhook.addr is set.
+   * Deprecated (one release): the first release's single port. It now sets the webhook receiver's port alone
+   * (on 0.0.0.0) while webhook.addr is unset; the console and /metrics stay on ops.addr.
    */
   http: z.strictObject({ port: z.number().int().min(0).max(65_535).optional() }).prefault({}),
   webhook: z

@@ -38,6 +38,14 @@ function cycleIdOf(text: string | undefined): number {
   return Number(text);
 }
 
+/** The one person-name rule (src/control), as the login and the command line apply it. */
+function personNameOf(name: string): string {
+  if (!PERSON_NAME.test(name)) {
+    throw new ConsoleInputError('a name is 1 to 64 letters, digits, dots, dashes, underscores or @');
+  }
+  return name;
+}
+
 /** The service's order ids are short tokens; anything else is a typo, refused before the service is asked. */
 function serviceOrderIdOf(text: string): string {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(text)) {
@@ -123,11 +131,8 @@ export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
     path: '/users',
     permission: 'administer',
     async run({ store }, session, _params, body) {
-      const name = text(body, 'name');
+      const name = personNameOf(text(body, 'name'));
       const role = text(body, 'role');
-      if (!PERSON_NAME.test(name)) {
-        throw new ConsoleInputError('a name is 1 to 64 letters, digits, dots, dashes, underscores or @');
-      }
       if (!(ROLES as readonly string[]).includes(role)) throw new ConsoleInputError(`unknown role "${role}"`);
       const password = typeof body.password === 'string' ? body.password : '';
       let passwordHash: string;
@@ -144,12 +149,15 @@ export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
     path: '/users/:name/disable',
     permission: 'administer',
     async run({ store }, session, params) {
-      await store.people.disable(params.name ?? '', session.person.name);
+      await store.people.disable(personNameOf(params.name ?? ''), session.person.name);
     },
   },
 ];
 
-/** Where to go after an action: one of our own paths, never another host. */
+/**
+ * Where to go after an action: one of our own paths, never another host. A path that begins with two
+ * slashes is a scheme-relative address to a browser (`//2130706433` is 127.0.0.1 as one number).
+ */
 export function safeBack(value: unknown): string {
-  return typeof value === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(value) ? value : '/';
+  return typeof value === 'string' && /^\/(?!\/)[A-Za-z0-9/_-]*$/.test(value) ? value : '/';
 }

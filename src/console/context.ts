@@ -1,6 +1,7 @@
 import type { PurchaseClient } from '../api/index.js';
 import type { ConsoleSession, ConsoleStore, Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { ProcessFacts } from '../observability/process-facts.js';
 
 /** What every page and action of the console works with. */
@@ -14,6 +15,15 @@ export interface ConsoleContext {
    * where nothing real can be read: `console` without TREASURY_API_URL.
    */
   client?: PurchaseClient;
+  /**
+   * Host names the console answers to besides loopback's (TREASURY_CONSOLE_URL's, the ops address's): any
+   * other Host header is refused, so that a page of a rebound DNS name cannot read the console.
+   */
+  hosts?: readonly string[];
+  /** The report routes (/api/reports/*) in the console's scope, days and months in reports.timezone. */
+  reports?: { timeZone: string };
+  /** Where refused logins are counted (the worker's registry in `run`). */
+  metrics?: Pick<Metrics, 'consoleLoginsRefused'>;
   /** The worker's own metrics and their recent history, where the console runs in the worker (`run`). */
   processFacts?: ProcessFacts;
 }

@@ -3,6 +3,7 @@
  * interpolated value is escaped unless it is itself a template, so a strategy name or a reason from the
  * database can only ever render as text.
  */
+import type { FastifyReply } from 'fastify';
 import { html } from 'hono/html';
 import type { ConsoleSession } from '../db/index.js';
 import type { Decimal } from '../money.js';
@@ -25,6 +26,14 @@ const NAV: { href: string; label: string; admin?: boolean }[] = [
   { href: '/audit', label: 'Audit log', admin: true },
   { href: '/users', label: 'Users', admin: true },
 ];
+
+/** A rendered page as the answer, with its status. */
+export async function sendPage(reply: FastifyReply, status: number, body: Html): Promise<FastifyReply> {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(String(await body));
+}
 
 export function page({ title, session, body }: PageInput): Html {
   const links = NAV.filter((item) => !item.admin || (session && allows(session.person.role, 'administer')));

@@ -9,6 +9,20 @@ import type { Role } from '../db/index.js';
 
 export type Permission = 'read' | 'operate' | 'approve' | 'administer';
 
+/**
+ * What a route of the console's scope declares in its `config.requires`: the permission it needs, or `public`
+ * (the login form, the stylesheet and script). A route that declares nothing cannot be registered.
+ */
+export type Access = Permission | 'public';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    requires?: Access;
+    /** A request a page makes by itself (the overview's poll): it does not keep a session alive. */
+    passive?: boolean;
+  }
+}
+
 const GRANTS: Record<Role, readonly Permission[]> = {
   viewer: ['read'],
   operator: ['read', 'operate'],

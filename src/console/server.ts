@@ -1,28 +1,28 @@
 /**
  * The web console as a fastify plugin, registered on the ops listener (by `run` and by `console`). Its
- * routes live in their own encapsulated scope, so its cookies, form parsing, security headers and rate
- * limit never touch /metrics, /healthz, /readyz or the webhook receiver.
+ * routes, the report routes among them, live in their own encapsulated scope, so its cookies, form parsing,
+ * security headers and checks never touch /metrics, /healthz, /readyz or the webhook receiver. Every route
+ * of the scope declares what it requires (`config.requires`), checked by one hook before its handler.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
 import { PurchaseApiError } from '../api/index.js';
 import { ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
-import { sendOrderExport } from '../reports/index.js';
+import { registerReportRoutes, sendOrderExport } from '../reports/index.js';
 import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
-import { auditPage, loginPage, usersPage } from './admin-pages.js';
+import { auditPage, usersPage } from './admin-pages.js';
 import { APPROVAL_ACTIONS } from './approval-actions.js';
 import { approvalsPage } from './approval-pages.js';
 import type { ConsoleContext, PageRequest } from './context.js';
-import { CONSOLE_CSS, type Html, page } from './layout.js';
+import { CONSOLE_CSS, type Html, page, sendPage } from './layout.js';
+import { registerLogin } from './login.js';
 import { overviewPage } from './overview-page.js';
-import { DECOY_HASH, verifyPassword } from './passwords.js';
 import type { Permission } from './permissions.js';
 import {
   attentionPage,
@@ -34,22 +34,12 @@ import {
 } from './record-pages.js';
 import {
   ConsoleRefusal,
-  cookieOptions,
-  LOGIN_CSRF_COOKIE,
   loadSession,
-  newToken,
   requireCsrf,
   requirePermission,
   SESSION_COOKIE,
-  sameToken,
-  startSession,
+  sessionOf,
 } from './sessions.js';
-
-/**
- * Login attempts per address and name per minute; more are answered 429 without checking the password. Keyed
- * by name too, so that one office behind one address does not lock out everyone for one person's typos.
- */
-export const LOGIN_ATTEMPTS_PER_MINUTE = 10;
 
 /** The bounds of an unfiltered download: every order the service can have timestamped. */
 const BEGINNING = new Date(0);
@@ -89,15 +79,17 @@ function cycleIdOf(text: string | undefined): number {
   return Number(text);
 }
 
-async function send(reply: FastifyReply, status: number, body: Html): Promise<FastifyReply> {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .send(String(await body));
-}
-
 export function registerConsole(app: FastifyInstance, context: ConsoleContext): void {
+  const hosts = new Set([...LOOPBACK_NAMES, ...(context.hosts ?? [])].map((name) => name.toLowerCase()));
   app.register(async (scope) => {
+    // Deny by default: a route of this scope that does not say who may use it is a startup error.
+    scope.addHook('onRoute', (route) => {
+      if (route.config?.requires === undefined) {
+        throw new Error(
+          `console route ${String(route.method)} ${route.url} declares nothing in config.requires`,
+        );
+      }
+    });
     await scope.register(cookie);
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
     await scope.register(helmet, {
@@ -116,27 +108,45 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         },
       },
     });
-    await scope.register(rateLimit, { global: false });
     scope.decorateRequest('consoleSession', null);
     scope.addHook('onRequest', async (request) => {
-      request.consoleSession = await loadSession(context.store, request, context.clock());
+      // Before the session: a page served under a rebound DNS name would be the attacker's origin.
+      if (!hosts.has(hostNameOf(request.headers.host))) {
+        throw new ConsoleRefusal(
+          421,
+          'this console does not answer to that host name: open it at the address of TREASURY_CONSOLE_URL (a proxy must pass the Host header on)',
+        );
+      }
+      const { passive } = request.routeOptions.config;
+      request.consoleSession = await loadSession(context.store, request, context.clock(), passive !== true);
+      const requires = request.routeOptions.config.requires;
+      // `undefined` cannot pass the onRoute check above; were it to, it would need the most.
+      if (requires !== 'public') requirePermission(request, requires ?? 'administer');
+    });
+    // Pages, reports and downloads carry the treasury's figures: no browser or proxy keeps a copy. The
+    // static assets say otherwise themselves.
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      return payload;
     });
     scope.setErrorHandler((error, request, reply) => renderError(context, error, request, reply));
 
-    scope.get('/assets/console.css', (_request, reply) => reply.type('text/css').send(CONSOLE_CSS));
+    scope.get('/assets/console.css', { config: { requires: 'public' } }, (_request, reply) =>
+      reply.type('text/css').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS),
+    );
     let htmx: Buffer | undefined;
-    scope.get('/assets/htmx.min.js', (_request, reply) => {
+    scope.get('/assets/htmx.min.js', { config: { requires: 'public' } }, (_request, reply) => {
       htmx ??= htmxSource();
       return reply.type('text/javascript').header('cache-control', 'public, max-age=3600').send(htmx);
     });
 
     for (const { path, title, permission, render } of PAGES) {
-      scope.get(path, async (request, reply) => {
-        const session = requirePermission(request, permission);
+      scope.get(path, { config: { requires: permission } }, async (request, reply) => {
+        const session = sessionOf(request);
         const params = request.params as Record<string, string>;
         const query = request.query as Record<string, string | undefined>;
         const body = await render(context, { session, query }, params);
-        return send(
+        return sendPage(
           reply,
           200,
           page({ title: typeof title === 'string' ? title : title(params), session, body }),
@@ -144,21 +154,18 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       });
     }
     // The pages notifications link to (src/notify/message.ts): a strategy's row, an order's cycle.
-    scope.get('/strategies/:name', async (request, reply) => {
-      requirePermission(request, 'read');
+    scope.get('/strategies/:name', { config: { requires: 'read' } }, async (request, reply) => {
       const { name } = request.params as { name: string };
       return reply.redirect(`/strategies#${encodeURIComponent(name)}`, 303);
     });
-    scope.get('/orders/:id', async (request, reply) => {
-      requirePermission(request, 'read');
+    scope.get('/orders/:id', { config: { requires: 'read' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const order = await context.database.orders.getByServiceId(id);
       if (!order?.cycleId) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
       return reply.redirect(`/cycles/${order.cycleId}`, 303);
     });
     // The orders page's download: every order its filters match, not one page, as `export orders` writes it.
-    scope.get('/orders.csv', async (request, reply) => {
-      requirePermission(request, 'read');
+    scope.get('/orders.csv', { config: { requires: 'read' } }, async (request, reply) => {
       const { strategy, status, from, until } = orderFiltersOf(request.query as Record<string, string>);
       const period = { start: from ?? BEGINNING, end: until ?? END_OF_TIME };
       reply.header('content-disposition', 'attachment; filename="orders.csv"');
@@ -167,47 +174,22 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         filter: { strategy, status },
       });
     });
-    scope.get('/live', async (request, reply) => {
-      const session = requirePermission(request, 'read');
-      return send(reply, 200, await overviewPage(context, { session, query: {} }));
+    scope.get('/live', { config: { requires: 'read', passive: true } }, async (request, reply) => {
+      const session = sessionOf(request);
+      return sendPage(reply, 200, await overviewPage(context, { session, query: {} }));
     });
+    // The report figures for spreadsheets and BI tools, under the same sessions and roles as the pages.
+    if (context.reports) {
+      registerReportRoutes(scope, {
+        database: context.database,
+        client: context.client,
+        timeZone: context.reports.timeZone,
+      });
+    }
 
-    scope.get('/login', async (request, reply) => showLogin(request, reply, 200, null));
-    scope.post(
-      '/login',
-      {
-        config: {
-          rateLimit: {
-            max: LOGIN_ATTEMPTS_PER_MINUTE,
-            timeWindow: 60_000,
-            // After body parsing, so that the name tried is part of the key.
-            hook: 'preHandler',
-            keyGenerator: (request) =>
-              `${request.ip}\n${String((request.body as { name?: unknown })?.name ?? '')}`,
-          },
-        },
-      },
-      async (request, reply) => {
-        const body = (request.body ?? {}) as Record<string, unknown>;
-        const expected = request.cookies[LOGIN_CSRF_COOKIE];
-        if (!expected || !sameToken(body._csrf, expected)) {
-          throw new ConsoleRefusal(403, 'the login form was missing its CSRF token: reload the page');
-        }
-        const name = typeof body.name === 'string' ? body.name.slice(0, 64) : '';
-        const password = typeof body.password === 'string' ? body.password : '';
-        const person = name ? await context.store.people.findByName(name) : null;
-        const matches = await verifyPassword(password, person?.passwordHash ?? DECOY_HASH);
-        if (!person || !matches || person.disabledAt) {
-          if (name) await context.store.people.recordRefusedLogin(name);
-          return showLogin(request, reply, 401, 'That name and password do not match an active person.');
-        }
-        reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/' });
-        await startSession(context.store, person, request, reply);
-        return reply.redirect('/', 303);
-      },
-    );
-    scope.post('/logout', async (request, reply) => {
-      const session = requirePermission(request, 'read');
+    registerLogin(scope, context);
+    scope.post('/logout', { config: { requires: 'read' } }, async (request, reply) => {
+      const session = sessionOf(request);
       requireCsrf(request, session);
       await context.store.people.closeSession(session);
       reply.clearCookie(SESSION_COOKIE, { path: '/' });
@@ -215,8 +197,8 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
     });
 
     for (const action of [...CONSOLE_ACTIONS, ...APPROVAL_ACTIONS]) {
-      scope.post(action.path, async (request, reply) => {
-        const session = requirePermission(request, action.permission);
+      scope.post(action.path, { config: { requires: action.permission } }, async (request, reply) => {
+        const session = sessionOf(request);
         requireCsrf(request, session);
         const body = (request.body ?? {}) as Record<string, unknown>;
         await action.run(context, session, request.params as Record<string, string>, body);
@@ -226,10 +208,15 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
   });
 }
 
-function showLogin(request: FastifyRequest, reply: FastifyReply, status: number, message: string | null) {
-  const token = newToken();
-  reply.setCookie(LOGIN_CSRF_COOKIE, token, cookieOptions(request));
-  return send(reply, status, page({ title: 'Log in', session: null, body: loginPage(token, message) }));
+/** Names a browser on this host uses; DNS rebinding needs a name the attacker controls, which these are not. */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/** The host name of a Host header, without its port, lower case (`[::1]:9464` is `::1`). */
+function hostNameOf(header: string | undefined): string {
+  if (!header) return '';
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(header);
+  if (bracketed) return (bracketed[1] ?? '').toLowerCase();
+  return header.replace(/:\d+$/, '').toLowerCase();
 }
 
 async function renderError(
@@ -240,14 +227,26 @@ async function renderError(
 ) {
   const session = request.consoleSession;
   const show = (status: number, message: string) =>
-    send(
+    sendPage(
       reply,
       status,
       page({ title: status === 404 ? 'Not found' : 'Refused', session, body: errorBody(message) }),
     );
   if (error instanceof ConsoleRefusal) {
+    // Scripts reading the reports get the refusal as JSON; a browser asking for a page, the login form.
+    if (request.url.startsWith('/api/')) return reply.code(error.status).send({ error: error.message });
+    // The overview's poll asks with htmx: it is told to load the login form as a page, not inside the overview.
+    if (error.status === 401 && request.headers['hx-request'] === 'true') {
+      return reply.code(401).header('hx-redirect', '/login').send();
+    }
     if (error.status === 401 && request.method === 'GET') return reply.redirect('/login', 303);
     return show(error.status, error.message);
+  }
+  if (request.url.startsWith('/api/')) {
+    context.logger.error({ err: error, url: request.routeOptions.url }, 'report request failed');
+    return reply
+      .code(500)
+      .send({ error: 'something went wrong on the server; the worker log has the details' });
   }
   if (error instanceof PageNotFound) return show(404, error.message);
   if (
@@ -266,7 +265,6 @@ async function renderError(
   if (error instanceof ConsoleInputError) return show(400, error.message);
   if (error instanceof ApprovalError) return show(APPROVAL_REFUSAL_STATUS[error.code] ?? 409, error.message);
   const status = (error as { statusCode?: unknown }).statusCode;
-  if (status === 429) return show(429, 'Too many login attempts from this address: wait a minute.');
   if (typeof status === 'number' && status >= 400 && status < 500)
     return show(status, 'The request was not understood.');
   context.logger.error({ err: error, url: request.routeOptions.url }, 'console request failed');

@@ -1,6 +1,7 @@
 /**
  * Console sessions and the checks every request passes: the session cookie (HttpOnly, SameSite=Strict,
- * Secure over https), the idle timeout, the CSRF token of every form, and the role a route needs.
+ * Secure over https), the idle timeout and the absolute lifetime, the CSRF token of every form, and the role
+ * a route needs.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -10,8 +11,10 @@ import { allows, type Permission } from './permissions.js';
 export const SESSION_COOKIE = 'tb_session';
 /** The login form has no session yet: its token is a double-submit cookie of its own. */
 export const LOGIN_CSRF_COOKIE = 'tb_login_csrf';
-/** A session unused for this long is over. */
+/** A session unused for this long is over (the overview's poll of /live is not use). */
 export const IDLE_TIMEOUT_MS = 30 * 60_000;
+/** A session is over this long after its login, however active: a stolen cookie does not last. */
+export const SESSION_LIFETIME_MS = 12 * 3_600_000;
 /** Writes of "last seen" are spared when the previous one is this recent. */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -24,7 +27,7 @@ declare module 'fastify' {
 export class ConsoleRefusal extends Error {
   override readonly name = 'ConsoleRefusal';
   constructor(
-    readonly status: 401 | 403,
+    readonly status: 401 | 403 | 421,
     message: string,
   ) {
     super(message);
@@ -58,19 +61,24 @@ export async function startSession(
   reply.setCookie(SESSION_COOKIE, token, cookieOptions(request));
 }
 
-/** The live session of the request, or null; an idle one is treated as absent. */
+/**
+ * The live session of the request, or null; an idle one, or one past its lifetime, is treated as absent.
+ * A request that a page makes by itself (`activity` false: the overview's poll) does not keep it alive.
+ */
 export async function loadSession(
   store: ConsoleStore,
   request: FastifyRequest,
   now: Date,
+  activity = true,
 ): Promise<ConsoleSession | null> {
   const token = request.cookies[SESSION_COOKIE];
   if (!token) return null;
   const session = await store.people.findSession(hashToken(token));
   if (!session) return null;
+  if (now.getTime() - session.createdAt.getTime() > SESSION_LIFETIME_MS) return null;
   const idleMs = now.getTime() - session.lastSeenAt.getTime();
   if (idleMs > IDLE_TIMEOUT_MS) return null;
-  if (idleMs > TOUCH_EVERY_MS) await store.people.touchSession(session.tokenHash);
+  if (activity && idleMs > TOUCH_EVERY_MS) await store.people.touchSession(session.tokenHash);
   return session;
 }
 
@@ -81,6 +89,13 @@ export function requirePermission(request: FastifyRequest, permission: Permissio
   if (!allows(session.person.role, permission)) {
     throw new ConsoleRefusal(403, `a ${session.person.role} may not do this (needs ${permission})`);
   }
+  return session;
+}
+
+/** The session the route's access check let through (every route but the public ones has one). */
+export function sessionOf(request: FastifyRequest): ConsoleSession {
+  const session = request.consoleSession;
+  if (!session) throw new ConsoleRefusal(401, 'log in first');
   return session;
 }
 

@@ -20,7 +20,8 @@ export async function connectPglite(options: { dataDir?: string; memory?: boolea
     } else {
       const directory = join(resolve(options.dataDir ?? './data'), 'pglite');
       location = directory;
-      await mkdir(directory, { recursive: true });
+      // The ledger and the console's password hashes: readable by the worker's user alone, whatever the umask.
+      await mkdir(directory, { recursive: true, mode: 0o700 });
       client = await PGlite.create({ dataDir: directory });
     }
   } catch (error) {

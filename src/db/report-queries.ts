@@ -325,21 +325,21 @@ const selectQuotesSeen = defineRawStatement(
     })),
 );
 
-const selectSnapshotAtOrBefore = defineRawStatement(
-  'report_balance_at_or_before',
-  `select ${iso('taken_at')}, fiat_balance::text, crypto_balance::text, credit_used::text
-   from balance_snapshots where taken_at <= $1 order by taken_at desc, id desc limit 1`,
-  ['at'],
-  (rows: RawRows) => toSnapshot(rows[0]),
-);
+const selectSnapshotAtOrBefore = selectNearestSnapshot('report_balance_at_or_before', 'at or before');
+const selectFirstSnapshotFrom = selectNearestSnapshot('report_balance_first_from', 'at or after');
 
-const selectFirstSnapshotFrom = defineRawStatement(
-  'report_balance_first_from',
-  `select ${iso('taken_at')}, fiat_balance::text, crypto_balance::text, credit_used::text
-   from balance_snapshots where taken_at >= $1 order by taken_at, id limit 1`,
-  ['at'],
-  (rows: RawRows) => toSnapshot(rows[0]),
-);
+/** The balance snapshot nearest an instant on one side: the last one taken by then, or the first since. */
+function selectNearestSnapshot(name: string, side: 'at or before' | 'at or after') {
+  const [compare, direction] = side === 'at or before' ? ['<=', 'desc'] : ['>=', 'asc'];
+  return defineRawStatement(
+    name,
+    `select ${iso('taken_at')}, fiat_balance::text, crypto_balance::text, credit_used::text
+     from balance_snapshots where taken_at ${compare} $1
+     order by taken_at ${direction}, id ${direction} limit 1`,
+    ['at'],
+    (rows: RawRows) => toSnapshot(rows[0]),
+  );
+}
 
 function toSnapshot(row: unknown[] | undefined): BalanceSnapshotFigures | null {
   if (!row) return null;

@@ -201,6 +201,9 @@ export interface WebhookEventRecord extends Omit<WebhookEventInput, 'payload'> {
   status: WebhookEventStatus;
 }
 
+/** A stored event as the sweep sees it: what it acts on, never the payload (kept for review only). */
+export type WebhookEventToRetry = Omit<WebhookEventRecord, 'payload'>;
+
 export interface BalanceInput {
   fiat: { currency: string; balance: Decimal };
   crypto: { currency: string; balance: Decimal };

@@ -169,6 +169,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: '1 when the service reports that withdrawals may be made',
       registers,
     }),
+    consoleLoginsRefused: new Counter({
+      name: 'treasury_console_logins_refused_total',
+      help: 'Console logins refused, by reason: password (no such active person with that password), name_invalid, name_delayed (the name waits after wrong passwords), address_capped, busy (too many password checks at once)',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     webhookEvents: new Counter({
       name: 'treasury_webhook_events_total',
       help: 'Webhook deliveries received, by event kind and result (stored, duplicate, rejected)',

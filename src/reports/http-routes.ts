@@ -5,9 +5,11 @@
  *   GET /api/reports/orders?from=DATE&to=DATE[&tz=ZONE][&format=csv|json]
  *   GET /api/reports/reconciliation?from=DATE&to=DATE[&tz=ZONE]
  *
- * The same computations and argument checks as the commands; a bad argument is a 400 naming it. The ops
- * listener is loopback unless an operator opens it, and these routes carry the treasury's figures: open it
- * only on a private network (as /metrics, which carries the balances).
+ * The same computations and argument checks as the commands; a bad argument is a 400 naming it. They carry
+ * the treasury's figures, so they are registered in the console's scope (src/console/server.ts), whose
+ * checks every request passes: a session of a person with the route's `requires` (the summary and the ledger
+ * `read`; the reconciliation `operate`, as it pages through the service's orders on the replica's request
+ * budget, where a 429 pauses its purchases).
  */
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -29,7 +31,8 @@ import { buildReport } from './summary.js';
 
 export interface ReportRouteDeps {
   database: Database;
-  client: PurchaseClient;
+  /** The service the reconciliation reads; absent in `console` without TREASURY_API_URL. */
+  client?: PurchaseClient;
   /** reports.timezone: the zone of dates and periods when a request names none. */
   timeZone: string;
 }
@@ -77,7 +80,7 @@ async function answer(reply: FastifyReply, work: () => Promise<unknown>) {
 }
 
 export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps): void {
-  app.get('/api/reports/summary', (request, reply) =>
+  app.get('/api/reports/summary', { config: { requires: 'read' } }, (request, reply) =>
     answer(reply, () => {
       const query = request.query as Query;
       const { period, timeZone } = rangeOf(query, deps.timeZone);
@@ -86,14 +89,19 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
     }),
   );
 
-  app.get('/api/reports/reconciliation', (request, reply) =>
+  app.get('/api/reports/reconciliation', { config: { requires: 'operate' } }, (request, reply) =>
     answer(reply, () => {
       const { period } = rangeOf(request.query as Query, deps.timeZone);
+      if (!deps.client) {
+        throw new ReportArgumentError(
+          'the reconciliation reads the purchase service, and this console has none: set TREASURY_API_URL and its token',
+        );
+      }
       return reconcilePeriod(deps.database, deps.client, period);
     }),
   );
 
-  app.get('/api/reports/orders', async (request, reply) => {
+  app.get('/api/reports/orders', { config: { requires: 'read' } }, async (request, reply) => {
     const query = request.query as Query;
     let period: Period;
     let format: ExportFormat;

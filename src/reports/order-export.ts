@@ -7,12 +7,14 @@
  * quoted when they hold a comma, a quote or a line break), with a header row, in UTF-8 without a
  * byte-order mark unless `excel` asks for one (Excel reads BOM-less UTF-8 as the local code page). JSON is
  * one document, `{ "from", "to", "orders": [...] }`, written incrementally. Money is the text the service
- * sent, with its trailing zeros.
+ * sent, with its trailing zeros. A CSV cell of text from the service is escaped and, when it begins like a
+ * formula, led by an apostrophe (src/printable.ts); JSON is data, written as it is.
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { type Database, type ExportedOrder, type OrderExportFilter, reportQueries } from '../db/index.js';
+import { spreadsheetSafe } from '../printable.js';
 import type { Period } from './periods.js';
 
 export const EXPORT_FORMATS = ['csv', 'json'] as const;
@@ -141,6 +143,36 @@ async function write(destination: Writable, chunk: string): Promise<void> {
   if (!destination.write(chunk)) await once(destination, 'drain');
 }
 
+/**
+ * Columns whose text we wrote ourselves from checked values: decimals formatted from a `Decimal` (a negative
+ * amount is a number to the spreadsheet, and a decimal cannot carry a formula), instants, the origin, the
+ * version number, the status of our own set. Every other text came from the service (ids, symbol, network,
+ * transaction id) or a strategy file, and is written spreadsheet-safe.
+ */
+const OUR_COLUMNS: ReadonlySet<string> = new Set([
+  'origin',
+  'strategyVersion',
+  'slot',
+  'placedAt',
+  'amount',
+  'price',
+  'totalCost',
+  'totalFilled',
+  'status',
+  'pendingAt',
+  'partialAt',
+  'paidAt',
+  'withdrawnAt',
+  'settledAt',
+  'expectedAmount',
+  'receivedAmount',
+  'withdrawnAmount',
+]);
+
+function csvCell(column: string, value: unknown): unknown {
+  return typeof value === 'string' && !OUR_COLUMNS.has(column) ? spreadsheetSafe(value) : value;
+}
+
 /** Rows formatted per batch: one write of about 150 kB instead of one per row. */
 const CSV_BATCH = 500;
 
@@ -165,7 +197,7 @@ async function writeCsv(
   };
   let count = 0;
   for await (const order of orders) {
-    batch.push(EXPORT_COLUMNS.map((column) => order[column]));
+    batch.push(EXPORT_COLUMNS.map((column) => csvCell(column, order[column])));
     count++;
     if (batch.length >= CSV_BATCH) await flush();
   }

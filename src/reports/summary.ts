@@ -62,17 +62,12 @@ export interface Report {
   savings: SavingsLine[];
 }
 
-interface Sums {
-  orders: number;
-  spent: Decimal;
-  bought: Decimal;
+/**
+ * A group's running figures: the group's own, before it has a label, a period and an average, plus the cost
+ * of the orders whose quantity is known (the average's numerator).
+ */
+interface Sums extends Omit<ReportGroup, 'group' | 'from' | 'to' | 'averageCost'> {
   spentWithQuantity: Decimal;
-  lowestPrice: Decimal | null;
-  highestPrice: Decimal | null;
-  settledSpent: Decimal;
-  unsettledSpent: Decimal;
-  ordersWithoutQuantity: number;
-  skipped: Record<string, number>;
 }
 
 const emptySums = (): Sums => ({

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from '../money.js';
 import { toDecimalText, ZERO } from '../money.js';
-import type { IssuedQuote } from './quotes.js';
+import type { IssuedQuote, QuoteTerms } from './quotes.js';
 import type { OrderStatus, SandboxOrderView } from './types.js';
 
 export interface Withdrawal {
@@ -14,16 +14,10 @@ export interface Withdrawal {
 }
 
 /** An order in the sandbox's books. Money stays Decimal here; the wire mappers format it. */
-export interface Order {
+export interface Order extends QuoteTerms {
   id: string;
   /** Creation sequence: breaks timestamp ties so that "newest first" is stable. */
   seq: number;
-  quoteId: string;
-  symbol: string;
-  amount: Decimal;
-  price: Decimal;
-  totalCost: Decimal;
-  totalFilled: Decimal;
   status: OrderStatus;
   createdAt: number;
   updatedAt: number;

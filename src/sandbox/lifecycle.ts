@@ -3,10 +3,10 @@ import { Decimal, formatMoney } from '../money.js';
 import type { Order } from './ledger.js';
 import { CLIENT_WALLET_ADDRESS, FIAT_CURRENCY, FIRST_BLOCK_NUMBER, HOT_WALLET_ADDRESS } from './market.js';
 import { withdrawalRecord } from './records.js';
-import type { EventKind } from './types.js';
+import type { WebhookEventKind } from './types.js';
 
 export interface LifecycleEvent {
-  kind: EventKind;
+  kind: WebhookEventKind;
   data: Record<string, unknown>;
 }
 

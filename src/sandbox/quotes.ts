@@ -19,13 +19,17 @@ const QUOTE_ID_LENGTH = 9;
  */
 const MAX_WIRE_NUMBER_DIGITS = 15;
 
-export interface IssuedQuote {
+/** What a quote fixes and the order made from it keeps: its id, what it buys and its figures. */
+export interface QuoteTerms {
   quoteId: string;
   symbol: string;
   amount: Decimal;
   price: Decimal;
   totalCost: Decimal;
   totalFilled: Decimal;
+}
+
+export interface IssuedQuote extends QuoteTerms {
   issuedAt: number;
   used: boolean;
 }

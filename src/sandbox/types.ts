@@ -1,20 +1,16 @@
+import type { OrderStatus } from '../api/types.js';
 import type { PriceSeries } from '../backtest/price-series.js';
 import type { Logger } from '../observability/logger.js';
 
-/** The five settlement states of an order, in lifecycle order. */
-export const ORDER_STATUSES = ['pending', 'partial', 'paid', 'withdrawn', 'settled'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
-
-/** Webhook event kinds; the assumptions table makes each one a `methodId`. */
-export const EVENT_KINDS = [
-  'quote',
-  'order',
-  'deposit_fiat',
-  'deposit_crypto',
-  'withdrawal_fiat',
-  'withdrawal_crypto',
-] as const;
-export type EventKind = (typeof EVENT_KINDS)[number];
+/**
+ * The protocol's vocabulary: the five order statuses (in lifecycle order) and the six webhook event kinds
+ * (each one a `methodId`, per the assumptions table) are those of the service reference, so the simulator
+ * takes the very lists the client checks answers against: the two ends of the wire cannot come to disagree
+ * on a name. Only the names are shared; what the sandbox does with them (lifecycle, payloads, faults) stays
+ * its own, and it still talks to the worker only over HTTP.
+ */
+export { ORDER_STATUSES, WEBHOOK_EVENT_KINDS, type WebhookEventKind } from '../api/types.js';
+export type { OrderStatus };
 
 export const ROUTE_NAMES = [
   'quote',

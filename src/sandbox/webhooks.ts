@@ -9,23 +9,20 @@ import {
   paginate,
   type WireFormat,
 } from './protocol.js';
-import { EVENT_KINDS, type EventKind } from './types.js';
+import { WEBHOOK_EVENT_KINDS, type WebhookEventKind } from './types.js';
 
-export interface WebhookLogEntry {
+/** One line of the delivery log: one attempt at one job, numbered and stamped when it was made. */
+export interface WebhookLogEntry
+  extends Pick<DeliveryJob, 'methodId' | 'url' | 'payload'>,
+    Pick<DeliveryAttempt, 'statusCode' | 'success' | 'attempt'> {
   id: string;
-  methodId: string;
-  url: string;
-  statusCode: number | null;
-  success: boolean;
-  attempt: number;
-  payload: { event: string; data: unknown };
   createdAt: string;
 }
 
 export interface WebhookConfigRecord {
   /** Empty until a URL is configured, keeping the field a string as the reference types it. */
   url: string;
-  events: { methodId: EventKind; active: boolean }[];
+  events: { methodId: WebhookEventKind; active: boolean }[];
 }
 
 /**
@@ -34,7 +31,7 @@ export interface WebhookConfigRecord {
  */
 export class WebhookHub {
   private url: string | null = null;
-  private readonly active = new Set<EventKind>();
+  private readonly active = new Set<WebhookEventKind>();
   private readonly logs: WebhookLogEntry[] = [];
   private deliverer: WebhookDeliverer | undefined;
 
@@ -55,15 +52,15 @@ export class WebhookHub {
   config(): WebhookConfigRecord {
     return {
       url: this.url ?? '',
-      events: EVENT_KINDS.map((methodId) => ({ methodId, active: this.active.has(methodId) })),
+      events: WEBHOOK_EVENT_KINDS.map((methodId) => ({ methodId, active: this.active.has(methodId) })),
     };
   }
 
-  isActive(kind: EventKind): boolean {
+  isActive(kind: WebhookEventKind): boolean {
     return this.url !== null && this.active.has(kind);
   }
 
-  publish(kind: EventKind, data: unknown): void {
+  publish(kind: WebhookEventKind, data: unknown): void {
     if (this.url === null || !this.active.has(kind) || this.deliverer === undefined) return;
     this.deliverer.deliver({ url: this.url, methodId: kind, payload: { event: kind, data } });
   }
@@ -89,9 +86,10 @@ export class WebhookHub {
   }
 }
 
-function parseEventKind(value: string, status: 400 | 404 = 400): EventKind {
-  if ((EVENT_KINDS as readonly string[]).includes(value)) return value as EventKind;
-  const message = `unknown webhook methodId ${JSON.stringify(value)}; expected one of ${EVENT_KINDS.join(', ')}`;
+function parseEventKind(value: string, status: 400 | 404 = 400): WebhookEventKind {
+  if ((WEBHOOK_EVENT_KINDS as readonly string[]).includes(value)) return value as WebhookEventKind;
+  const expected = WEBHOOK_EVENT_KINDS.join(', ');
+  const message = `unknown webhook methodId ${JSON.stringify(value)}; expected one of ${expected}`;
   throw status === 400 ? badRequest(message) : notFound(message);
 }
 

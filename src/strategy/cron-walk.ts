@@ -13,12 +13,8 @@ const SECOND_MS = 1000;
 export function nextMatchingWall(cron: CronSchedule, from: number, limit: number): number | undefined {
   let wall = Math.ceil(from / SECOND_MS) * SECOND_MS;
   while (wall <= limit) {
-    const at = new Date(wall);
-    const year = at.getUTCFullYear();
-    const month = at.getUTCMonth();
-    const day = at.getUTCDate();
-    const hour = at.getUTCHours();
-    const minute = at.getUTCMinutes();
+    const at = calendarOf(wall);
+    const { year, month, day, hour, minute } = at;
     if (!cron.months.has(month + 1)) {
       wall = Date.UTC(year, month + 1, 1);
       continue;
@@ -45,7 +41,7 @@ export function nextMatchingWall(cron: CronSchedule, from: number, limit: number
       wall = Date.UTC(year, month, day, hour, nextMinute);
       continue;
     }
-    const nextSecond = firstAtOrAfter(cron.seconds, at.getUTCSeconds());
+    const nextSecond = firstAtOrAfter(cron.seconds, at.second);
     if (nextSecond === undefined) {
       wall = Date.UTC(year, month, day, hour, minute + 1);
       continue;
@@ -59,12 +55,8 @@ export function nextMatchingWall(cron: CronSchedule, from: number, limit: number
 export function previousMatchingWall(cron: CronSchedule, from: number, limit: number): number | undefined {
   let wall = Math.floor(from / SECOND_MS) * SECOND_MS;
   while (wall >= limit) {
-    const at = new Date(wall);
-    const year = at.getUTCFullYear();
-    const month = at.getUTCMonth();
-    const day = at.getUTCDate();
-    const hour = at.getUTCHours();
-    const minute = at.getUTCMinutes();
+    const at = calendarOf(wall);
+    const { year, month, day, hour, minute } = at;
     if (!cron.months.has(month + 1)) {
       wall = Date.UTC(year, month, 1) - SECOND_MS;
       continue;
@@ -91,7 +83,7 @@ export function previousMatchingWall(cron: CronSchedule, from: number, limit: nu
       wall = Date.UTC(year, month, day, hour, previousMinute, 59);
       continue;
     }
-    const previousSecond = lastAtOrBefore(cron.seconds, at.getUTCSeconds());
+    const previousSecond = lastAtOrBefore(cron.seconds, at.second);
     if (previousSecond === undefined) {
       wall = Date.UTC(year, month, day, hour, minute) - SECOND_MS;
       continue;
@@ -101,8 +93,32 @@ export function previousMatchingWall(cron: CronSchedule, from: number, limit: nu
   return undefined;
 }
 
-function matchesDay(cron: CronSchedule, at: Date): boolean {
-  return cron.daysOfMonth.has(at.getUTCDate()) && cron.daysOfWeek.has(at.getUTCDay());
+/** A wall-clock reading's calendar fields, months and weekdays counted from 0 as `Date` counts them. */
+interface Calendar {
+  year: number;
+  month: number;
+  day: number;
+  weekday: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+function calendarOf(wall: number): Calendar {
+  const at = new Date(wall);
+  return {
+    year: at.getUTCFullYear(),
+    month: at.getUTCMonth(),
+    day: at.getUTCDate(),
+    weekday: at.getUTCDay(),
+    hour: at.getUTCHours(),
+    minute: at.getUTCMinutes(),
+    second: at.getUTCSeconds(),
+  };
+}
+
+function matchesDay(cron: CronSchedule, at: Calendar): boolean {
+  return cron.daysOfMonth.has(at.day) && cron.daysOfWeek.has(at.weekday);
 }
 
 function firstAtOrAfter(values: readonly number[], value: number): number | undefined {

@@ -49,7 +49,7 @@ export function createWebhookBackfill(deps: BackfillDeps) {
       let orderId: string | null;
       try {
         const event = parseWebhookEvent(entry.payload);
-        key = webhookDedupeKey(event.event, (entry.payload as { data?: unknown }).data);
+        key = webhookDedupeKey(event.event, event.data);
         orderId = orderIdOf(event);
       } catch {
         continue; // A payload we cannot read names no order we could fetch.

@@ -1,7 +1,9 @@
 /**
  * What happens to a webhook event once it is stored: it is a hint, so it only nudges the tracker to fetch
  * the order's tracking now. An event for an order we have not recorded yet (the `order` event can beat the
- * cycle's own write) is kept as unknown_order and retried by the sweep for a while, then left for review.
+ * cycle's own write) is kept as unknown_order, and one whose check failed stays pending; the sweep retries
+ * both for `unknownOrderRetryMs` after arrival, then leaves them for review (polling follows the order
+ * anyway), so that no event is swept forever.
  */
 import type { TrackingSettings } from '../config/schema.js';
 import type { Database } from '../db/index.js';
@@ -68,11 +70,11 @@ export function createEventProcessor(deps: EventProcessorDeps) {
     return running;
   }
 
-  /** Stored events still pending, and unknown_order ones within the retry window, processed again. */
+  /** Stored events still pending or unknown_order, within the retry window, processed again. */
   async function sweep(): Promise<number> {
-    const unknownSince = new Date(deps.clock().getTime() - deps.settings.unknownOrderRetryMs);
+    const since = new Date(deps.clock().getTime() - deps.settings.unknownOrderRetryMs);
     const events = await callDatabase(deps, 'webhook_list_retry', () =>
-      database.webhookEvents.listToRetry(unknownSince),
+      database.webhookEvents.listToRetry(since),
     );
     for (const event of events) {
       if (!accepting) break;

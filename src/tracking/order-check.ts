@@ -24,6 +24,7 @@ export interface OrderCheckDeps {
   metrics: Metrics;
   logger: Logger;
   settings: TrackingSettings;
+  /** engine.databaseTimeoutMs: no database call of tracking waits longer. */
   databaseTimeoutMs: number;
   /** Tracking's own request rate (tracking.poll.maxRequestsPerSecond), apart from the engine's. */
   gate: ServiceGate;

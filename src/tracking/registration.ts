@@ -3,19 +3,23 @@
  * the url and switches one kind), then GET /client/webhook/config to verify. The registered url carries
  * the secret, so it is never logged or put in a message: only its origin is.
  */
-import type { PurchaseClient, WebhookConfig } from '../api/index.js';
+import {
+  type PurchaseClient,
+  WEBHOOK_EVENT_KINDS,
+  type WebhookConfig,
+  type WebhookEventKind,
+} from '../api/index.js';
 import type { Settings } from '../config/index.js';
 import type { Logger } from '../observability/logger.js';
 import { webhookUrl } from './webhook-receiver.js';
 
-/** The kinds the tracker wants: each one names an order and hints at a settlement step. */
-export const WANTED_EVENT_KINDS = [
-  'order',
-  'deposit_fiat',
-  'deposit_crypto',
-  'withdrawal_fiat',
-  'withdrawal_crypto',
-] as const;
+/**
+ * The kinds the tracker wants: every kind but `quote`, for each of them names an order and hints at a
+ * settlement step.
+ */
+export const WANTED_EVENT_KINDS: readonly WebhookEventKind[] = WEBHOOK_EVENT_KINDS.filter(
+  (kind) => kind !== 'quote',
+);
 
 export interface RegistrationResult {
   /** false: nothing to do (no public url or no secret). */

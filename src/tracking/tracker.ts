@@ -5,23 +5,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { createServiceGate, type PurchaseClient } from '../api/index.js';
-import type { TrackingSettings } from '../config/schema.js';
+import { createServiceGate } from '../api/index.js';
 import type { Database, OrderRecord, SettlementSource, SettlementStatus } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createPeriodicTask } from '../runtime/periodic-task.js';
 import { callDatabase } from './database-call.js';
-import { type CheckResult, createOrderCheck } from './order-check.js';
+import { type CheckResult, createOrderCheck, type OrderCheckDeps } from './order-check.js';
 
-export interface TrackerDeps {
-  database: Database;
-  client: Pick<PurchaseClient, 'getTracking'>;
-  metrics: Metrics;
-  logger: Logger;
-  settings: TrackingSettings;
-  /** engine.databaseTimeoutMs: no database call of tracking waits longer. */
-  databaseTimeoutMs: number;
+/**
+ * What a check of one order takes, but its gate, clock and jitter: the tracker makes the one gate its polls
+ * and nudges share, and defaults the other two.
+ */
+export interface TrackerDeps extends Omit<OrderCheckDeps, 'gate' | 'clock' | 'random'> {
   clock?: () => Date;
   /** This replica's name on leases; default host, pid and a random suffix. */
   owner?: string;

@@ -6,15 +6,16 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Unpackr } from 'msgpackr';
 import {
+  decodeMsgpack,
   parseWebhookEvent,
-  quoteInexactNumbers,
+  screenJsonText,
   WEBHOOK_EVENT_KINDS,
   type WebhookEvent,
 } from '../api/index.js';
 import type { TrackingSettings } from '../config/schema.js';
 import type { Database } from '../db/index.js';
+import { isDecimal, toDecimalText } from '../money.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { callDatabase } from './database-call.js';
@@ -92,7 +93,6 @@ interface ReceiverRouteDeps {
 /** The receiver's path as it may appear in logs and metrics. */
 export const REDACTED_WEBHOOK_ROUTE = '/webhooks/:secret';
 const MSGPACK_TYPES = ['application/msgpack', 'application/x-msgpack'];
-const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
 const route = REDACTED_WEBHOOK_ROUTE;
 
 type Rejection = { status: 400 | 401 | 413 | 415; error: string; message?: string };
@@ -115,19 +115,30 @@ function registerReceiverRoute(app: FastifyInstance, deps: ReceiverRouteDeps): v
   void app.register(async (scope) => {
     // JSON and msgpack only (fastify would also take text/plain).
     scope.removeContentTypeParser('text/plain');
-    // JSON.parse rounds a number past 15 significant digits to the nearest double, so a long amount would
-    // be stored altered: such numbers are read as decimal text instead. Fastify's own parser still parses,
-    // so its 400 for a malformed body and its refusal of prototype-poisoning keys stay.
+    // Bodies are untrusted: both formats go through the api codec's screens (depth, number length, no
+    // msgpack extension) before any parser builds a value. JSON numbers a double would round are read as
+    // decimal text. Fastify's own JSON parser still parses, so its 400 for a malformed body and its refusal
+    // of prototype-poisoning keys stay.
     const parseJson = scope.getDefaultJsonParser('error', 'error');
+    const badBody = (format: string, error: unknown) =>
+      Object.assign(new Error(`body is not valid ${format}: ${(error as Error).message}`, { cause: error }), {
+        statusCode: 400,
+      });
     scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-      parseJson(request, quoteInexactNumbers(body as string), done),
-    );
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      let screened: string;
+      try {
+        screened = screenJsonText(body as string);
+      } catch (error) {
+        return done(badBody('JSON', error));
+      }
+      parseJson(request, screened, done);
+    });
     scope.addContentTypeParser(MSGPACK_TYPES, { parseAs: 'buffer' }, (_request, body, done) => {
       try {
-        done(null, unpackr.unpack(body as Buffer));
+        done(null, decodeMsgpack(body as Buffer));
       } catch (error) {
-        done(Object.assign(new Error('body is not valid msgpack', { cause: error }), { statusCode: 400 }));
+        done(badBody('msgpack', error));
       }
     });
 
@@ -170,15 +181,16 @@ async function receive(
   } catch (error) {
     return reject(reply, kindLabel, { status: 400, error: 'bad_event', message: (error as Error).message });
   }
+  // Only the validated event goes further: fields we do not know are neither keyed, stored nor swept.
   const stored = {
-    dedupeKey: webhookDedupeKey(event.event, body?.data),
+    dedupeKey: webhookDedupeKey(event.event, event.data),
     kind: event.event,
     serviceOrderId: orderIdOf(event),
   };
   let result: 'stored' | 'duplicate';
   try {
     result = await callDatabase(deps, 'webhook_store', () =>
-      deps.database.webhookEvents.store({ ...stored, payload: body, receivedAt: deps.clock() }),
+      deps.database.webhookEvents.store({ ...stored, payload: event, receivedAt: deps.clock() }),
     );
   } catch (error) {
     // Not kept, so not acknowledged: the service's retry brings it again.
@@ -232,9 +244,10 @@ export function orderIdOf(event: WebhookEvent): string | null {
 }
 
 /**
- * The identity of a webhook event: sha256 over its kind and its data in a canonical form (keys sorted,
- * binary as base64, dates as ISO text). The same event redelivered, in JSON or in msgpack, gets the same
- * key; the key is what the database's unique index dedupes on, and what the backfill matches log entries by.
+ * The identity of a webhook event: sha256 over its kind and its validated data in a canonical form (keys
+ * sorted, amounts as decimal text, dates as ISO text). The same event redelivered, in JSON or in msgpack,
+ * with or without fields we do not know, gets the same key; the key is what the database's unique index
+ * dedupes on, and what the backfill matches log entries by.
  */
 export function webhookDedupeKey(kind: string, data: unknown): string {
   return createHash('sha256')
@@ -247,10 +260,8 @@ export function webhookDedupeKey(kind: string, data: unknown): string {
 function canonical(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (value instanceof Date) return value.toISOString();
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-  if (typeof value === 'bigint') return value.toString();
+  if (isDecimal(value)) return toDecimalText(value);
   if (Array.isArray(value)) return value.map(canonical);
-  if (value instanceof Map) return canonical(Object.fromEntries(value));
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {

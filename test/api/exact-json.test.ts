@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseJsonExactly } from '../../src/api/exact-json.js';
+import { JsonNumberTooLongError, parseJsonExactly } from '../../src/api/exact-json.js';
 
 describe('parseJsonExactly', () => {
   it.each([
@@ -30,4 +30,12 @@ describe('parseJsonExactly', () => {
       expect(() => parseJsonExactly(text)).toThrow(SyntaxError);
     },
   );
+
+  it('refuses a number literal of more than 40 digits, exponent included, and reads one of 40', () => {
+    const forty = '1234567890123456789012345678901234567890';
+    expect(parseJsonExactly(`{"a":${forty}}`)).toEqual({ a: forty });
+    for (const text of [`{"a":${forty}0}`, `[0.1${'0'.repeat(80_000)}1]`, `[1e${'0'.repeat(40)}]`]) {
+      expect(() => parseJsonExactly(text)).toThrow(JsonNumberTooLongError);
+    }
+  });
 });

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/console/server.js';
-import { IDLE_TIMEOUT_MS, SESSION_COOKIE } from '../../src/console/sessions.js';
+import { IDLE_TIMEOUT_MS, SESSION_COOKIE, SESSION_LIFETIME_MS } from '../../src/console/sessions.js';
 import { ConsoleClient, loggedIn, type RunningConsole, startTestConsole } from './support.js';
 
 /**
  * What keeps the console's sessions and forms safe, over real HTTP: CSRF tokens on every form (the login's
  * too), cookie flags, security headers, idle expiry, revocation by logout and by disabling a person, escaped
- * output, and the login rate limit (last: it spends this address's attempts).
+ * output. The login's throttling has a file of its own (login-throttle.test.ts).
  */
 describe('console sessions and forms', () => {
   let console: RunningConsole;
@@ -71,12 +70,10 @@ describe('console sessions and forms', () => {
     expect(loginWithout.status).toBe(403);
   });
 
-  it('refuses a wrong password and records the refusal', async () => {
+  it('refuses a wrong password (counted and logged: login-throttle.test.ts)', async () => {
     const answer = await new ConsoleClient(console.url).login('operator', 'not the password at all');
     expect(answer.status).toBe(401);
     expect(answer.body).toContain('do not match');
-    const [row] = await console.store.audit.list({ limit: 1 });
-    expect(row).toMatchObject({ actor: 'operator', action: 'session.login_refused' });
   });
 
   it('ends a session after the idle timeout', async () => {
@@ -127,14 +124,55 @@ describe('console sessions and forms', () => {
     expect(body).toContain('&lt;b&gt;halted&lt;/b&gt;&lt;script&gt;');
   });
 
-  it(`answers 429 after ${LOGIN_ATTEMPTS_PER_MINUTE} login attempts a minute for one name from one address`, async () => {
-    const client = new ConsoleClient(console.url);
-    const statuses: number[] = [];
-    for (let attempt = 0; attempt <= LOGIN_ATTEMPTS_PER_MINUTE; attempt++) {
-      statuses.push((await client.login('approver', 'guessing')).status);
+  it('goes back only to a path of its own after an action, never to another host', async () => {
+    const operator = await loggedIn(console, 'operator');
+    for (const back of ['//2130706433', '//evil.example/x', '/\\evil.example']) {
+      const answer = await operator.post('/kill-switch/resume', {
+        _csrf: await operator.csrfFrom('/'),
+        back,
+      });
+      expect(answer.status, back).toBe(303);
+      expect(answer.location, back).toBe('/');
     }
-    expect(statuses).toEqual([...Array(LOGIN_ATTEMPTS_PER_MINUTE).fill(401), 429]);
-    // Another name from the same address is still let through to the password check.
-    expect((await client.login('viewer')).status).toBe(303);
+    const own = await operator.post('/kill-switch/resume', {
+      _csrf: await operator.csrfFrom('/'),
+      back: '/strategies',
+    });
+    expect(own.location).toBe('/strategies');
+  });
+
+  it('asks browsers and proxies to store no page, report or download', async () => {
+    const viewer = await loggedIn(console, 'viewer');
+    for (const path of ['/', '/orders', '/orders.csv', '/live', '/login']) {
+      expect((await viewer.get(path)).headers.get('cache-control'), path).toBe('no-store');
+    }
+  });
+
+  it('does not count the overview’s poll of /live as activity: an unattended page ends its session', async () => {
+    const client = await loggedIn(console, 'viewer');
+    for (let minute = 5; minute <= 35; minute += 5) {
+      console.now.value = new Date(console.now.value.getTime() + 5 * 60_000);
+      const poll = await client.get('/live');
+      if (minute * 60_000 <= IDLE_TIMEOUT_MS) expect(poll.status, `${minute} min`).toBe(200);
+    }
+    expect((await client.get('/')).status).toBe(303);
+    // The page's next poll tells htmx to load the login form as a page.
+    const poll = await fetch(`${console.url}/live`, {
+      headers: { cookie: `${SESSION_COOKIE}=${client.cookie(SESSION_COOKIE)}`, 'hx-request': 'true' },
+      redirect: 'manual',
+    });
+    expect(poll.status).toBe(401);
+    expect(poll.headers.get('hx-redirect')).toBe('/login');
+  });
+
+  it('ends a session at its absolute lifetime, however active', async () => {
+    const client = await loggedIn(console, 'viewer');
+    const start = console.now.value.getTime();
+    while (console.now.value.getTime() - start < SESSION_LIFETIME_MS - 20 * 60_000) {
+      console.now.value = new Date(console.now.value.getTime() + 20 * 60_000);
+      expect((await client.get('/strategies')).status).toBe(200);
+    }
+    console.now.value = new Date(start + SESSION_LIFETIME_MS + 1_000);
+    expect((await client.get('/strategies')).status).toBe(303);
   });
 });

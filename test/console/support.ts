@@ -11,6 +11,7 @@ import { registerConsole } from '../../src/console/server.js';
 import { type ConsoleStore, openConsoleStore, ROLES, type Role } from '../../src/db/index.js';
 import { createReceiverServer, listen } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -31,6 +32,9 @@ export interface RunningConsole {
   client: PurchaseClient;
   /** The clock the console reads; tests move it to expire sessions. */
   now: { value: Date };
+  /** The console's log lines (JSON), and its counters. */
+  logLines: string[];
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -41,14 +45,22 @@ export async function startTestConsole(): Promise<RunningConsole> {
   const store = openConsoleStore(test.database, clock);
   const passwordHash = await hashPassword(PASSWORD, TEST_COST);
   for (const role of ROLES) await store.people.add({ name: role, role, passwordHash }, 'test-setup');
-  const server = createReceiverServer();
+  // Loopback is the trusted proxy: tests tell addresses apart by X-Forwarded-For.
+  const server = createReceiverServer(undefined, ['127.0.0.1']);
+  const logLines: string[] = [];
   const logger = createLogger({
-    level: 'silent',
-    destination: new Writable({ write: (_c, _e, done) => done() }),
+    level: 'info',
+    destination: new Writable({
+      write: (chunk, _e, done) => {
+        logLines.push(String(chunk));
+        done();
+      },
+    }),
   });
+  const metrics = createMetrics({ defaultMetrics: false });
   const sandbox = await startSandbox({ stepMs: 0 });
   const client = createPurchaseClient({ baseUrl: sandbox.url, token: DEMO_TOKEN });
-  registerConsole(server, { database: test.database, store, clock, logger, client });
+  registerConsole(server, { database: test.database, store, clock, logger, client, metrics });
   const port = await listen(server, '127.0.0.1', 0);
   return {
     test,
@@ -58,6 +70,8 @@ export async function startTestConsole(): Promise<RunningConsole> {
     sandbox,
     client,
     now,
+    logLines,
+    metrics,
     async close() {
       await server.close();
       await client.close();
@@ -77,14 +91,18 @@ export interface Answer {
 /** One person's browser, without the browser: cookies kept, redirects reported rather than followed. */
 export class ConsoleClient {
   private readonly cookies = new Map<string, string>();
-  constructor(private readonly baseUrl: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    /** Sent with every request (a proxy's X-Forwarded-For). */
+    private readonly extraHeaders: Record<string, string> = {},
+  ) {}
 
   cookie(name: string): string | undefined {
     return this.cookies.get(name);
   }
 
   async request(method: 'GET' | 'POST', path: string, form?: Record<string, string>): Promise<Answer> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...this.extraHeaders };
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
     const response = await fetch(`${this.baseUrl}${path}`, {

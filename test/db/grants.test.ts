@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKER_TABLE_RIGHTS, workerGrantStatements } from '../../src/db/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { runCommand, writeWorkerFiles } from '../support/worker-process.js';
 
 /**
  * The worker role's rights (src/db/grants.ts) name every table the migrations make, and no other: a new table
@@ -35,5 +36,17 @@ describe('the worker role grants', () => {
 
   it.each(['Worker', 'worker; drop table cycles', '', 'x'.repeat(64)])('refuse the role name %j', (role) => {
     expect(() => workerGrantStatements(role)).toThrow(/--grant-to must name a role in lower case/);
+  });
+
+  it('are refused on the embedded database, which has no roles', async () => {
+    const refused = await runCommand(
+      ['migrate', '--grant-to', 'treasury_worker'],
+      await writeWorkerFiles('', ''),
+    );
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr:
+        'treasury-bot: INVALID_ARGUMENT: --grant-to needs a PostgreSQL database (DATABASE_URL): the embedded one has no roles\n',
+    });
   });
 });

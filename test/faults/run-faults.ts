@@ -1,5 +1,6 @@
 /**
- * `npm run test:faults`: the long fault profile. Prints the figures, writes bench/faults-results.json and
+ * `npm run test:faults`: the long fault profile. Prints the figures, writes bench/faults-results.json (with
+ * the commit it ran on; the file is not committed, so no stale figures outlive their code) and
  * exits 1 when an invariant broke (each broken one is printed). Needs a PostgreSQL server (DATABASE_URL, or
  * the local one); without one it says so loudly and exits 2 rather than pretend.
  *
@@ -7,6 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { NoPostgresServerError } from '../../bench/harness/bench-database.js';
+import { describeRevision } from '../../bench/harness/machine.js';
 import { writeJson } from '../../bench/harness/report.js';
 import { formatFigures } from './suite/figures.js';
 import { LONG_PROFILE, SHORT_PROFILE } from './suite/profiles.js';
@@ -19,6 +21,7 @@ try {
   console.log(formatFigures(figures));
   await writeJson(output, {
     generatedAt: new Date().toISOString(),
+    ...describeRevision(),
     machine: { cores: availableParallelism(), node: process.version },
     ...figures,
   });

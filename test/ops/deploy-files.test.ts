@@ -128,6 +128,14 @@ describe('deploy/compose.yaml', () => {
     const mounted = (compose.services.prometheus?.volumes ?? []).map((volume) => volume.split(':')[1]);
     for (const file of prometheus.rule_files) expect(mounted).toContain(file);
   });
+
+  it('publishes Prometheus and Grafana on the host’s loopback only (no login on one, a known first one on the other)', () => {
+    for (const name of ['prometheus', 'grafana']) {
+      const ports = compose.services[name]?.ports ?? [];
+      expect(ports.length, name).toBeGreaterThan(0);
+      for (const port of ports) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
 });
 
 describe('Dockerfile', () => {

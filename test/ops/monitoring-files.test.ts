@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { renderAlertRules } from '../../src/observability/alert-rules.js';
+import { ALERT_RULE_FILES } from '../../scripts/alert-rules.js';
 import { problemsOf, seriesIn, workerFamilies } from './support/promql.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -81,8 +81,12 @@ describe('alert rules and dashboard', () => {
       expect(alerted, series).toContain(series);
   });
 
-  it('are the rules of the one table the console evaluates too (npm run alert-rules writes the file)', () => {
-    expect(read('deploy/prometheus/alerts.yml')).toBe(renderAlertRules());
+  it('are the rules of the one table the console evaluates too (npm run alert-rules writes the files)', () => {
+    expect(ALERT_RULE_FILES.map((file) => file.path)).toEqual([
+      'deploy/prometheus/alerts.yml',
+      'deploy/kubernetes/base/prometheus-rule.yaml',
+    ]);
+    for (const file of ALERT_RULE_FILES) expect(read(file.path), file.path).toBe(file.render());
   });
 
   it('chart every treasury series', () => {

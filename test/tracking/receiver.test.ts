@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTracker, createWebhookReceiver, type WebhookReceiver } from '../../src/tracking/index.js';
 import { createTestDatabase } from '../support/database.js';
-import { type Bench, logged, SECRET, startBench, startHttp } from './support/harness.js';
+import { type Bench, logged, SECRET, startBench, startHttp, storedPayloads } from './support/harness.js';
 
 describe('webhook receiver', () => {
   let bench: Bench;
@@ -76,11 +76,9 @@ describe('webhook receiver', () => {
     const body = `{"event":"deposit_fiat","data":{"orderId":"o-exact","amount":${exact},"currency":"BRL","receivedAt":"2026-03-02T12:00:00.000Z"}}`;
     expect(await post(body, 'application/json')).toEqual({ status: 200, body: { result: 'stored' } });
     await receiver.idle();
-    const [stored] = (await bench.database.webhookEvents.listToRetry(new Date(0))).filter(
-      (event) => event.serviceOrderId === 'o-exact',
-    );
+    const [stored] = await storedPayloads(bench.database, 'o-exact');
     // JSON.parse would have kept 12345678901234.568.
-    expect((stored!.payload as { data: { amount: unknown } }).data.amount).toBe(exact);
+    expect((stored as { data: { amount: unknown } }).data.amount).toBe(exact);
   });
 
   it('keeps events for unknown orders and processes them once the order is recorded', async () => {

@@ -147,6 +147,18 @@ describe('module boundaries of src/', () => {
     ).toBe(true);
   });
 
+  it('keeps the sandbox off the client: of api/ it takes only the protocol names in api/types.ts', () => {
+    expect(
+      imports.some((entry) => entry.from === 'sandbox/types.ts' && entry.target === 'api/types.ts'),
+    ).toBe(true);
+    expect(
+      violations(
+        ({ from, target }) =>
+          moduleOf(from) === 'sandbox' && moduleOf(target) === 'api' && target !== 'api/types.ts',
+      ),
+    ).toEqual([]);
+  });
+
   it('keeps api/ free of db and engine, db/ free of engine, and the worker off the sandbox', () => {
     const forbidden: Record<string, readonly string[]> = {
       api: ['db', 'engine', 'sandbox'],

@@ -47,7 +47,6 @@ export type AuditAction =
   | 'user.disable'
   | 'user.password'
   | 'session.login'
-  | 'session.login_refused'
   | 'session.logout';
 
 export interface AuditRepository {

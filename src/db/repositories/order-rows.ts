@@ -12,33 +12,19 @@ import type {
 export type OrderRow = typeof orders.$inferSelect;
 export type SettlementEventRow = typeof settlementEvents.$inferSelect;
 
-// The CHECK constraints hold origin, status and source to their unions, hence the casts below.
+/*
+ * Each record is its row with the unions narrowed (the CHECK constraints hold origin, status and source to
+ * them, hence the casts): the table's columns and the record's fields are one set, in the same order. A
+ * column that is not a field would show in the record: test/db/orders.test.ts compares an inserted order's
+ * record, written out below, with the row read back.
+ */
 
 export function toOrder(row: OrderRow): OrderRecord {
   return {
-    id: row.id,
-    serviceOrderId: row.serviceOrderId,
-    cycleId: row.cycleId,
+    ...row,
     origin: row.origin as OrderOrigin,
-    quoteId: row.quoteId,
-    symbol: row.symbol,
-    amount: row.amount,
-    price: row.price,
-    side: row.side,
-    serviceTimestamp: row.serviceTimestamp,
     status: row.status as SettlementStatus,
-    expectedAmount: row.expectedAmount,
-    receivedAmount: row.receivedAmount,
-    withdrawnAmount: row.withdrawnAmount,
     lastTracking: (row.lastTracking ?? null) as JsonValue | null,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    lastProgressAt: row.lastProgressAt,
-    nextCheckAt: row.nextCheckAt,
-    leaseOwner: row.leaseOwner,
-    leaseUntil: row.leaseUntil,
-    stuckFlaggedAt: row.stuckFlaggedAt,
-    settledAt: row.settledAt,
   };
 }
 
@@ -93,16 +79,10 @@ export function insertedOrder(id: number, columns: ReturnType<typeof newOrderCol
 
 export function toSettlementEvent(row: SettlementEventRow): SettlementEvent {
   return {
-    id: row.id,
-    orderId: row.orderId,
+    ...row,
     source: row.source as SettlementSource,
     fromStatus: row.fromStatus as SettlementStatus | null,
     toStatus: row.toStatus as SettlementStatus,
-    expectedAmount: row.expectedAmount,
-    receivedAmount: row.receivedAmount,
-    withdrawnAmount: row.withdrawnAmount,
     withdrawal: (row.withdrawal ?? null) as JsonValue | null,
-    anomaly: row.anomaly,
-    recordedAt: row.recordedAt,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The people of the web console and their sessions. Every change a person makes to people, and every
- * login and logout, is written with its audit row in one transaction. Passwords arrive already hashed
+ * login and logout, is written with its audit row in one transaction. A refused login is not: anyone can
+ * cause one, so it is counted and logged (src/console/server.ts) rather than stored per attempt. Passwords arrive already hashed
  * (src/console/passwords.ts); session tokens arrive as their SHA-256, never as the cookie's value.
  */
 import { and, asc, eq, isNull } from 'drizzle-orm';
@@ -26,6 +27,8 @@ export interface PersonWithSecret extends Person {
 export interface ConsoleSession {
   tokenHash: string;
   csrfToken: string;
+  /** The login: the session's absolute lifetime runs from here. */
+  createdAt: Date;
   lastSeenAt: Date;
   person: Person;
 }
@@ -50,8 +53,7 @@ export interface PeopleRepository {
   /** Sets a new hash and revokes every session of the person. */
   setPassword(name: string, passwordHash: string, actor: string): Promise<Person>;
   openSession(person: Person, tokenHash: string, csrfToken: string): Promise<void>;
-  recordRefusedLogin(name: string): Promise<void>;
-  /** A live session (not revoked, person not disabled); idle expiry is the caller's rule. */
+  /** A live session (not revoked, person not disabled); idle expiry and lifetime are the caller's rules. */
   findSession(tokenHash: string): Promise<ConsoleSession | null>;
   touchSession(tokenHash: string): Promise<void>;
   closeSession(session: ConsoleSession): Promise<void>;
@@ -141,14 +143,6 @@ export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): Pe
       });
     },
 
-    async recordRefusedLogin(name) {
-      await appendAudit(
-        db,
-        { actor: name, action: 'session.login_refused', subject: `user:${name}` },
-        clock(),
-      );
-    },
-
     async findSession(tokenHash) {
       const [row] = await db
         .select()
@@ -166,6 +160,7 @@ export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): Pe
       return {
         tokenHash: session.tokenHash,
         csrfToken: session.csrfToken,
+        createdAt: session.createdAt,
         lastSeenAt: session.lastSeenAt,
         person: toPerson(row.users),
       };

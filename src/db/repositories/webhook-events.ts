@@ -1,8 +1,13 @@
-import { and, asc, eq, gte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, sql } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
 import { toJson } from '../json.js';
 import { webhookEvents } from '../schema.js';
-import type { WebhookEventInput, WebhookEventRecord, WebhookEventStatus } from '../types.js';
+import type {
+  WebhookEventInput,
+  WebhookEventRecord,
+  WebhookEventStatus,
+  WebhookEventToRetry,
+} from '../types.js';
 
 export interface WebhookEventsRepository {
   /** Stores an incoming event once; a redelivery with the same dedupe key is reported as 'duplicate'. */
@@ -11,10 +16,12 @@ export interface WebhookEventsRepository {
   /** Events stored but not processed yet (e.g. the process stopped in between), oldest first. */
   listUnprocessed(limit?: number): Promise<WebhookEventRecord[]>;
   /**
-   * Events still worth another look, oldest first: every pending one, and those left as unknown_order
-   * that arrived at or after `unknownSince` (their order may have been recorded since).
+   * Events still worth another look, oldest first: those pending (their check failed) or left as
+   * unknown_order (their order may have been recorded since) that arrived at or after `since`. An older
+   * one is not looked at again: it stays for review, and the order is followed by polling anyway. The
+   * payload is not read: a row stored before bodies were bounded may hold one of any size.
    */
-  listToRetry(unknownSince: Date, limit?: number): Promise<WebhookEventRecord[]>;
+  listToRetry(since: Date, limit?: number): Promise<WebhookEventToRetry[]>;
 }
 
 function toEvent(row: typeof webhookEvents.$inferSelect): WebhookEventRecord {
@@ -71,19 +78,28 @@ export function createWebhookEventsRepository(db: DrizzleHandle, clock: () => Da
       return rows.map(toEvent);
     },
 
-    async listToRetry(unknownSince, limit = 100) {
+    async listToRetry(since, limit = 100) {
       const rows = await db
-        .select()
+        .select({
+          id: webhookEvents.id,
+          dedupeKey: webhookEvents.dedupeKey,
+          kind: webhookEvents.kind,
+          serviceOrderId: webhookEvents.serviceOrderId,
+          receivedAt: webhookEvents.receivedAt,
+          processedAt: webhookEvents.processedAt,
+          status: webhookEvents.status,
+        })
         .from(webhookEvents)
         .where(
-          or(
-            eq(webhookEvents.status, 'pending'),
-            and(eq(webhookEvents.status, 'unknown_order'), gte(webhookEvents.receivedAt, unknownSince)),
+          and(
+            inArray(webhookEvents.status, ['pending', 'unknown_order']),
+            gte(webhookEvents.receivedAt, since),
           ),
         )
         .orderBy(asc(webhookEvents.receivedAt), asc(webhookEvents.id))
         .limit(limit);
-      return rows.map(toEvent);
+      // The CHECK constraint holds status to the union.
+      return rows.map((row) => ({ ...row, status: row.status as WebhookEventStatus }));
     },
   };
 }

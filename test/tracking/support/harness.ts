@@ -119,3 +119,13 @@ export function logged(lines: readonly string[], msg?: string): Record<string, u
   const all = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return msg === undefined ? all : all.filter((line) => line.msg === msg);
 }
+
+/** The stored payloads of the webhook events about one order, as kept for review (nothing else reads them). */
+export async function storedPayloads(database: Database, serviceOrderId: string): Promise<unknown[]> {
+  const rows = await database.withReservedConnection((connection) =>
+    connection.query('select payload from webhook_events where service_order_id = $1 order by id', [
+      serviceOrderId,
+    ]),
+  );
+  return rows.map((row) => row.payload);
+}
