@@ -93,8 +93,8 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')(
     });
 
     /** Runs a command as the worker role and expects it to succeed (`codes`: the exits that mean so). */
-    async function asWorkerOk(args: string[], codes: number[] = [0]) {
-      const run = await runCommand(args, asWorker);
+    async function asWorkerOk(args: string[], codes: number[] = [0], env: Record<string, string> = {}) {
+      const run = await runCommand(args, { ...asWorker, ...env });
       expect(codes, `${args.join(' ')} exited ${run.code}: ${run.stderr}`).toContain(run.code);
       expect(run.stderr).not.toMatch(/permission denied/);
       return run;
@@ -162,6 +162,11 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')(
       await asWorkerOk(['unhalt', 'roles-parked']);
       await asWorkerOk(['strategy', 'versions', 'roles-dca', '--json']);
       await asWorkerOk(['strategy', 'diff', 'roles-dca', '--version', '1']);
+      // A governed change: recorded waiting by `once`, approved by another person.
+      const governed = { TREASURY_STRATEGY_CHANGES: 'approve' };
+      await writeFile(asWorker.TREASURY_STRATEGIES!, STRATEGIES.replace('"100.00"', '"150.00"'));
+      await asWorkerOk(['once', '--strategy', 'roles-dca', '--slot', '2031-07-01T10:00:00Z'], [0], governed);
+      await asWorkerOk(['strategy', 'approve', 'roles-dca', '--version', '2', '--by', 'ana'], [0], governed);
       await asWorkerOk(['notifications', '--json']);
       await asWorkerOk(['report', '--from', '2031-05-01', '--to', '2031-05-02', '--format', 'json']);
       await asWorkerOk([
