@@ -256,7 +256,11 @@ describe('deploy/kubernetes', () => {
     );
     const commands = buildProgram().commands.map((command) => command.name());
     expect(container.args).toEqual(['run']);
-    expect(containerOf(find(overlay, 'Job')).container.args).toEqual(['migrate']);
+    expect(containerOf(find(overlay, 'Job')).container.args).toEqual([
+      'migrate',
+      '--grant-to',
+      'treasury_worker',
+    ]);
     expect(commands).toEqual(expect.arrayContaining(['run', 'migrate']));
   });
 
