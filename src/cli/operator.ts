@@ -168,11 +168,13 @@ async function runMigrate(flags: { json?: boolean; grantTo?: string }): Promise<
   try {
     const { openDatabaseFromSettings } = await import('../app.js');
     const { loadSettings } = await import('../config/index.js');
-    const { describeTarget } = await import('../db/index.js');
+    const { describeTarget, roleNameProblem } = await import('../db/index.js');
     const settings = loadSettings({ env: process.env });
     const { url, dataDir } = settings.database;
     secrets = url ? [url, ...passwordOf(url)] : [];
     const { grantTo } = flags;
+    const problem = grantTo === undefined ? undefined : roleNameProblem(grantTo);
+    if (problem) throw new OperatorArgumentError('INVALID_ARGUMENT', problem);
     if (grantTo !== undefined && !url) {
       throw new OperatorArgumentError(
         'INVALID_ARGUMENT',

@@ -40,13 +40,11 @@ export const WORKER_TABLE_RIGHTS: Readonly<Record<string, readonly Right[]>> = {
 /** A PostgreSQL role name as `CREATE ROLE` takes it unquoted: it is written into statements. */
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-export function checkRoleName(role: string): void {
-  if (!ROLE_NAME.test(role)) {
-    throw new DatabaseError(
-      'DB_MIGRATION_FAILED',
-      `--grant-to must name a role in lower case letters, digits and _ (got "${role}")`,
-    );
-  }
+/** Why `role` cannot be granted to (the same words from `migrate --grant-to` and from here), or undefined. */
+export function roleNameProblem(role: string): string | undefined {
+  return ROLE_NAME.test(role)
+    ? undefined
+    : `--grant-to must name a role in lower case letters, digits and _ (got "${role}")`;
 }
 
 /**
@@ -54,7 +52,8 @@ export function checkRoleName(role: string): void {
  * a role set up under an older, wider grant is narrowed. The owner's own rights are never touched.
  */
 export function workerGrantStatements(role: string): string[] {
-  checkRoleName(role);
+  const problem = roleNameProblem(role);
+  if (problem) throw new DatabaseError('DB_MIGRATION_FAILED', problem);
   const tables = Object.entries(WORKER_TABLE_RIGHTS).map(
     ([table, rights]) => `GRANT ${rights.join(', ')} ON TABLE public.${table} TO ${role}`,
   );

@@ -17,7 +17,7 @@ export {
   isConnectionLoss,
   sqlStateOf,
 } from './errors.js';
-export { WORKER_TABLE_RIGHTS, workerGrantStatements } from './grants.js';
+export { roleNameProblem, WORKER_TABLE_RIGHTS, workerGrantStatements } from './grants.js';
 export {
   findMigrationsFolder,
   type MigrationResult,

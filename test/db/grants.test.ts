@@ -38,6 +38,15 @@ describe('the worker role grants', () => {
     expect(() => workerGrantStatements(role)).toThrow(/--grant-to must name a role in lower case/);
   });
 
+  it('refuse a bad role name before opening the database', async () => {
+    const refused = await runCommand(['migrate', '--grant-to', 'Worker'], await writeWorkerFiles('', ''));
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr:
+        'treasury-bot: INVALID_ARGUMENT: --grant-to must name a role in lower case letters, digits and _ (got "Worker")\n',
+    });
+  });
+
   it('are refused on the embedded database, which has no roles', async () => {
     const refused = await runCommand(
       ['migrate', '--grant-to', 'treasury_worker'],
