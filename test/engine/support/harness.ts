@@ -4,7 +4,12 @@
  * registry, and a logger whose every line is captured. Nothing of ours is mocked.
  */
 import { Writable } from 'node:stream';
-import { createPurchaseClient, type PurchaseClient, type RequestEvent } from '../../../src/api/index.js';
+import {
+  createPurchaseClient,
+  type PurchaseClient,
+  type RequestEvent,
+  type ServiceGate,
+} from '../../../src/api/index.js';
 import { type EngineSettings, engineSchema } from '../../../src/config/index.js';
 import type { CycleTrigger, Database } from '../../../src/db/index.js';
 import {
@@ -59,6 +64,8 @@ export interface BenchOptions {
   replicaId?: string;
   /** Reuse a database (a second replica on the same one). */
   test?: TestDatabase;
+  /** The replica's gate (its pace and a 429's pause), as the worker gives its clients. */
+  gate?: ServiceGate;
 }
 
 export function engineSettings(overrides: Record<string, unknown> = {}): EngineSettings {
@@ -84,6 +91,7 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
     baseUrl: bench.sandbox.url,
     token: DEMO_TOKEN,
     retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    ...(options.gate ? { gate: options.gate } : {}),
     onRequest: (event) => {
       observer.onRequest(event);
       bench.requests.push(event);
