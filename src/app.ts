@@ -191,6 +191,7 @@ export class App {
       settings: { ...settings.engine, concurrency },
       dryRun: settings.dryRun,
       replicaId: this.replicaId,
+      cyclesInFlight: new Set(),
       clock,
       killSwitch,
       tolerances: settings.engine.quoteChecks,

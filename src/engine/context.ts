@@ -24,6 +24,11 @@ export interface EngineContext {
   dryRun: boolean;
   /** Owner of the slots and leases this process takes. */
   replicaId: string;
+  /**
+   * The cycles this process drives now, and those it left `submitting` after their order left: a
+   * `submitting` cycle of this replica that is in neither sent nothing, and recovery settles it at once.
+   */
+  cyclesInFlight: Set<number>;
   clock: () => Date;
   killSwitch: KillSwitch;
   tolerances: QuoteTolerances;

