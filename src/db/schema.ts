@@ -10,7 +10,6 @@ import {
   bigint,
   boolean,
   check,
-  doublePrecision,
   index,
   integer,
   jsonb,
@@ -144,8 +143,9 @@ export const quotes = pgTable(
     price: moneyColumn('price').notNull(),
     totalCost: moneyColumn('total_cost').notNull(),
     totalFilled: moneyColumn('total_filled').notNull(),
-    // The service's raw value (unit undocumented), null when it sent none; numeric, so no value overflows.
-    expiresIn: doublePrecision('expires_in'),
+    // The service's raw value (unit undocumented) digit for digit, null when it sent none: numeric (the
+    // Decimal column of money, though it is no amount), so that no column of the schema is a float.
+    expiresIn: moneyColumn('expires_in'),
     requestedAt: instant('requested_at').notNull(),
     receivedAt: instant('received_at').notNull(),
     deadlineAt: instant('deadline_at').notNull(),

@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonExactly } from '../../src/api/exact-json.js';
 import { quoteSchema } from '../../src/api/schemas.js';
 import { Decimal, toDecimalText } from '../../src/money.js';
-import { createTestDatabase, type TestBackend, type TestDatabase, testBackends } from '../support/database.js';
+import {
+  createTestDatabase,
+  type TestBackend,
+  type TestDatabase,
+  testBackends,
+} from '../support/database.js';
 
 /**
  * Issue 32, item 5: no column of the schema is a float. `quotes.expires_in` keeps the service's raw value as

@@ -170,7 +170,7 @@ describe('a submitting cycle whose order never left', () => {
       price: d('5.4'),
       totalCost: d('99.99'),
       totalFilled: d('18.516666'),
-      expiresIn: 5,
+      expiresIn: d('5'),
       requestedAt: now,
       receivedAt: now,
       deadlineAt: now,

@@ -1,0 +1,1 @@
+ALTER TABLE "quotes" ALTER COLUMN "expires_in" SET DATA TYPE numeric;
