@@ -13,6 +13,7 @@ import {
   index,
   integer,
   jsonb,
+  numeric,
   pgTable,
   primaryKey,
   smallint,
@@ -281,6 +282,9 @@ export const replicas = pgTable('replicas', {
   pid: integer('pid').notNull(),
   startedAt: instant('started_at').notNull(),
   heartbeatAt: instant('heartbeat_at').notNull(),
+  // The pace the replica sends requests to the service at (requests per second, learnt from its 429s and
+  // capped by api.rateLimit), as of its last heartbeat; null while it has none. For `status`.
+  apiPace: numeric('api_pace'),
 });
 
 /**

@@ -30,6 +30,11 @@ export interface EngineContext {
    */
   cyclesInFlight: Set<number>;
   clock: () => Date;
+  /**
+   * The pace the replica's requests to the service keep (api/service-gate.ts), in requests per second;
+   * undefined while it has none. Bounds the cycles in flight (concurrency.ts) and goes out with the heartbeat.
+   */
+  apiPace: () => number | undefined;
   killSwitch: KillSwitch;
   tolerances: QuoteTolerances;
 }

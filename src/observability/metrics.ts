@@ -76,6 +76,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['operation'] as const,
       registers,
     }),
+    apiPace: new Gauge({
+      name: 'treasury_api_pace_requests_per_second',
+      help: 'The pace of this replica’s requests to the service, learnt from its 429s and capped by api.rateLimit; 0 while it has none',
+      registers,
+    }),
     unsureCycles: new Gauge({
       name: 'treasury_unsure_cycles',
       help: 'Cycles whose order request has an unknown outcome and awaits reconciliation',

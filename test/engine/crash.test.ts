@@ -174,6 +174,7 @@ function reconcilerContext(test: TestDatabase, url: string, now: Date): EngineCo
     replicaId: 'final-reconciler',
     cyclesInFlight: new Set(),
     clock,
+    apiPace: () => undefined,
     killSwitch: new KillSwitch({ control: test.database.control, cacheMs: 1_000, clock }),
     tolerances: DEFAULT_QUOTE_TOLERANCES,
   };

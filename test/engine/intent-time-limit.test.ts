@@ -1,6 +1,5 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
-import { createServiceGate } from '../../src/api/index.js';
 import { recordStrategiesSeen, recoverAbandonedCycles } from '../../src/engine/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { d, type EngineBench, metricValue, startEngineBench, strategy } from './support/harness.js';
@@ -30,7 +29,7 @@ describe('an intent the quote window cannot hold', () => {
   let bench: EngineBench;
   beforeAll(async () => {
     // A reserve well above the scheduling jitter of a busy test machine, so the quote lands inside it.
-    bench = await startEngineBench({ gate: createServiceGate(), engine: { intentReserveMs: 1_000 } });
+    bench = await startEngineBench({ gate: {}, engine: { intentReserveMs: 1_000 } });
   });
   afterAll(() => bench.close());
 
@@ -75,7 +74,7 @@ describe.skipIf(!onPostgres)('an intent commit cut by our own time limit', () =>
     admin = postgres(test.url!, { max: 2, onnotice: () => {} });
     bench = await startEngineBench({
       test,
-      gate: createServiceGate(),
+      gate: {},
       engine: { databaseTimeoutMs: 1_000 },
     });
   });

@@ -6,9 +6,11 @@
 import { Writable } from 'node:stream';
 import {
   createPurchaseClient,
+  createServiceGate,
   type PurchaseClient,
   type RequestEvent,
   type ServiceGate,
+  type ServiceGateOptions,
 } from '../../../src/api/index.js';
 import { type EngineSettings, engineSchema } from '../../../src/config/index.js';
 import type { CycleTrigger, Database } from '../../../src/db/index.js';
@@ -17,6 +19,7 @@ import {
   createApiObserver,
   type EngineContext,
   KillSwitch,
+  observeGate,
   recordStrategiesSeen,
   runCycle,
 } from '../../../src/engine/index.js';
@@ -44,6 +47,8 @@ export interface EngineBench {
   database: Database;
   client: PurchaseClient;
   metrics: Metrics;
+  /** The client's gate, when the options asked for one. */
+  gate: ServiceGate | undefined;
   context: EngineContext;
   lines: LogLine[];
   requests: RequestEvent[];
@@ -64,8 +69,11 @@ export interface BenchOptions {
   replicaId?: string;
   /** Reuse a database (a second replica on the same one). */
   test?: TestDatabase;
-  /** The replica's gate (its pace and a 429's pause), as the worker gives its clients. */
-  gate?: ServiceGate;
+  /**
+   * A gate for the client (its pace and a 429's pause), observed as the worker's is; without it requests
+   * leave at once and a 429 pauses nothing.
+   */
+  gate?: Omit<ServiceGateOptions, 'onPause' | 'onPace'>;
 }
 
 export function engineSettings(overrides: Record<string, unknown> = {}): EngineSettings {
@@ -86,18 +94,6 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
   bench.lines = [];
   bench.requests = [];
   bench.metrics = createMetrics({ defaultMetrics: false });
-  const observer = createApiObserver(bench.metrics);
-  bench.client = createPurchaseClient({
-    baseUrl: bench.sandbox.url,
-    token: DEMO_TOKEN,
-    retry: { baseDelayMs: 5, maxDelayMs: 20 },
-    ...(options.gate ? { gate: options.gate } : {}),
-    onRequest: (event) => {
-      observer.onRequest(event);
-      bench.requests.push(event);
-      bench.onRequest?.(event);
-    },
-  });
   const logger = createLogger({
     level: 'debug',
     secrets: [DEMO_TOKEN],
@@ -107,6 +103,19 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
         done();
       },
     }),
+  });
+  const observer = createApiObserver(bench.metrics);
+  bench.gate = options.gate && createServiceGate({ ...options.gate, ...observeGate(bench.metrics, logger) });
+  bench.client = createPurchaseClient({
+    baseUrl: bench.sandbox.url,
+    token: DEMO_TOKEN,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    ...(bench.gate ? { gate: bench.gate } : {}),
+    onRequest: (event) => {
+      observer.onRequest(event);
+      bench.requests.push(event);
+      bench.onRequest?.(event);
+    },
   });
   const clock = options.clock ?? (() => new Date());
   bench.context = {
@@ -119,6 +128,7 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
     replicaId: options.replicaId ?? 'test-replica',
     cyclesInFlight: new Set(),
     clock,
+    apiPace: () => bench.gate?.pace(),
     killSwitch: new KillSwitch({
       control: bench.database.control,
       cacheMs: 1_000,

@@ -1,1 +1,0 @@
-ALTER TABLE "quotes" ALTER COLUMN "expires_in" SET DATA TYPE numeric;
