@@ -63,7 +63,9 @@ export function createServiceGate(options: ServiceGateOptions = {}): ServiceGate
     return times.length;
   };
   const setPace = (value: number, at: number) => {
-    const next = Math.max(SLOWEST, cap === undefined ? value : Math.min(cap, value));
+    // In tenths: a pace is shown (metric, status) and 3.2000000000000006 requests a second says nothing more.
+    const rounded = Math.round(value * 10) / 10;
+    const next = Math.max(SLOWEST, cap === undefined ? rounded : Math.min(cap, rounded));
     changedAt = at;
     if (next === pace) return;
     pace = next;

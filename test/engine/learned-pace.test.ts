@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Worker } from '../../src/engine/index.js';
+import { readStatus } from '../../src/cli/status.js';
+import { createLiveness, Worker } from '../../src/engine/index.js';
 import { type EngineBench, metricValue, startEngineBench } from './support/harness.js';
 
 /**
@@ -53,5 +54,10 @@ describe('a replica with no configured rate against a service that throttles', (
     const pace = await metricValue(bench.metrics, 'treasury_api_pace_requests_per_second');
     expect(pace).toBeGreaterThan(0);
     expect(pace).toBeLessThanOrEqual(5);
+    // `status` reads the database: the replica's heartbeat carries the pace.
+    const liveness = createLiveness(bench.context);
+    await liveness.beat();
+    const status = await readStatus(bench.database, 1, new Date());
+    expect(status.replicas.map((replica) => [replica.id, replica.apiPace])).toEqual([['test-replica', pace]]);
   });
 });
