@@ -47,11 +47,10 @@ export function resolveAccounts(options: SandboxOptions): AccountSpec[] {
   if (options.accounts.length === 0) throw new SandboxOptionsError('accounts must list at least one account');
   const owners = new Map<string, string>();
   const names = new Set<string>();
-  return options.accounts.map((account, index) => {
-    const field = `accounts[${index}]`;
+  return options.accounts.map((account) => {
     if (!ACCOUNT_NAME.test(account.name)) {
       throw new SandboxOptionsError(
-        `${field}.name must be lowercase letters, digits and hyphens (got ${JSON.stringify(account.name)})`,
+        `account name ${JSON.stringify(account.name)} must be lowercase letters, digits and hyphens`,
       );
     }
     if (names.has(account.name)) throw new SandboxOptionsError(`account ${account.name} is listed twice`);
@@ -59,7 +58,9 @@ export function resolveAccounts(options: SandboxOptions): AccountSpec[] {
     const readTokens = account.readTokens ?? [];
     for (const token of [account.token, ...readTokens]) {
       if (typeof token !== 'string' || token.trim() === '' || /\s/.test(token)) {
-        throw new SandboxOptionsError(`${field}: a token must be non-empty text without spaces`);
+        throw new SandboxOptionsError(
+          `account ${account.name}: a token must be non-empty text without spaces`,
+        );
       }
       const owner = owners.get(token);
       // A token selects its account: one shared by two accounts could not say which one it speaks for.
@@ -75,7 +76,7 @@ export function resolveAccounts(options: SandboxOptions): AccountSpec[] {
       creditLimit:
         account.creditLimit === undefined
           ? creditLimit
-          : parseDecimal(account.creditLimit, `${field}.creditLimit`),
+          : parseDecimal(account.creditLimit, `creditLimit of account ${account.name}`),
     };
   });
 }

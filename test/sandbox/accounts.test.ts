@@ -249,7 +249,10 @@ describe('a sandbox with several accounts', () => {
     const cases: [SandboxOptions, RegExp][] = [
       [{ accounts: [{ name: 'a', token: A }], tokens: [B] }, /either accounts or tokens\/readTokens/],
       [{ accounts: [] }, /at least one account/],
-      [{ accounts: [{ name: 'Acme', token: A }] }, /accounts\[0\]\.name must be lowercase.*"Acme"/],
+      [
+        { accounts: [{ name: 'Acme', token: A }] },
+        /account name "Acme" must be lowercase letters, digits and hyphens/,
+      ],
       [
         {
           accounts: [
@@ -268,8 +271,11 @@ describe('a sandbox with several accounts', () => {
         },
         /accounts a and b share a token/,
       ],
-      [{ accounts: [{ name: 'a', token: '' }] }, /accounts\[0\]: a token must be non-empty/],
-      [{ accounts: [{ name: 'a', token: A, creditLimit: 'lots' }] }, /accounts\[0\]\.creditLimit/],
+      [{ accounts: [{ name: 'a', token: '' }] }, /account a: a token must be non-empty/],
+      [
+        { accounts: [{ name: 'a', token: A, creditLimit: 'lots' }] },
+        /creditLimit of account a: expected decimal text/,
+      ],
       [{ requestLogSize: 0 }, /requestLogSize must be a whole number of at least 1/],
     ];
     for (const [options, message] of cases) {
