@@ -81,6 +81,15 @@ export function resolveAccounts(options: SandboxOptions): AccountSpec[] {
   });
 }
 
+/** How many requests the request log keeps. */
+export function resolveRequestLogSize(options: SandboxOptions): number {
+  const size = options.requestLogSize ?? DEFAULT_REQUEST_LOG_SIZE;
+  if (!Number.isInteger(size) || size < 1) {
+    throw new SandboxOptionsError(`requestLogSize must be a whole number of at least 1 (got ${size})`);
+  }
+  return size;
+}
+
 /** What a route needs: any valid token, a full-access token, or the admin token of the control API. */
 export type Access = 'read' | 'write' | 'admin';
 
@@ -106,20 +115,14 @@ export function credentialFingerprint(credential: string): string {
 export class Accounts {
   private readonly credentials = new Map<string, Credential>();
   private readonly byName: Map<string, Simulator>;
-  readonly log: RequestLog;
 
   constructor(
     readonly all: readonly Simulator[],
     specs: readonly AccountSpec[],
     adminToken: string,
-    options: { now: () => number; requestLogSize?: number },
+    readonly log: RequestLog,
   ) {
-    this.byName = new Map(all.map((account) => [account.account, account]));
-    const logSize = options.requestLogSize ?? DEFAULT_REQUEST_LOG_SIZE;
-    if (!Number.isInteger(logSize) || logSize < 1) {
-      throw new SandboxOptionsError(`requestLogSize must be a whole number of at least 1 (got ${logSize})`);
-    }
-    this.log = new RequestLog(logSize, options.now);
+    this.byName = new Map(all.map((account) => [account.name, account]));
     // Lowest access first, so that a token listed twice keeps the higher one, as it always did.
     for (const access of ['read', 'write'] as const) {
       for (const spec of specs) {
@@ -157,7 +160,7 @@ export class Accounts {
     const path = request.url.split('?')[0]!;
     const fingerprint =
       credential?.fingerprint ?? (header === undefined ? null : credentialFingerprint(match?.[1] ?? header));
-    this.log.record(request.method, path, credential?.account?.account ?? 'unknown', fingerprint);
+    this.log.record(request.method, path, credential?.account?.name ?? 'unknown', fingerprint);
     if (header === undefined) throw new SandboxHttpError(401, 'missing bearer token');
     if (match === null) throw new SandboxHttpError(401, 'authorization header is not "Bearer <token>"');
     if (credential === undefined) throw new SandboxHttpError(401, 'unknown bearer token');
@@ -196,7 +199,8 @@ function describe(access: Access): string {
  * after a million requests.
  */
 export class RequestLog {
-  private readonly entries: SandboxRequestRecord[] = [];
+  /** `at` as the clock's ms: formatted only when the log is read, not on every request. */
+  private readonly entries: (Omit<SandboxRequestRecord, 'at'> & { at: number })[] = [];
   private next = 0;
 
   constructor(
@@ -205,15 +209,17 @@ export class RequestLog {
   ) {}
 
   record(method: string, path: string, account: string, credential: string | null): void {
-    const entry = { at: new Date(this.now()).toISOString(), method, path, account, credential };
+    const entry = { at: this.now(), method, path, account, credential };
     if (this.entries.length < this.size) this.entries.push(entry);
     else this.entries[this.next] = entry;
     this.next = (this.next + 1) % this.size;
   }
 
   list(): SandboxRequestRecord[] {
-    return this.entries.length < this.size
-      ? [...this.entries]
-      : [...this.entries.slice(this.next), ...this.entries.slice(0, this.next)];
+    const oldestFirst =
+      this.entries.length < this.size
+        ? this.entries
+        : [...this.entries.slice(this.next), ...this.entries.slice(0, this.next)];
+    return oldestFirst.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() }));
   }
 }

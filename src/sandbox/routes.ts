@@ -233,7 +233,7 @@ export function registerControlRoutes(app: FastifyInstance, deps: RouteDeps): vo
     admin,
     serve(() => ({
       accounts: deps.accounts.all.map((account) => ({
-        name: account.account,
+        name: account.name,
         orders: account.ledger.all().length,
         balance: balanceRecord(account.ledger.holdings(), account.creditLimit),
       })),

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { parseDecimal } from '../money.js';
-import { type Access, Accounts, resolveAccounts } from './accounts.js';
+import { type Access, Accounts, RequestLog, resolveAccounts, resolveRequestLogSize } from './accounts.js';
 import { Delays, FaultInjector } from './faults.js';
 import { viewOrder } from './ledger.js';
 import { Lifecycle } from './lifecycle.js';
@@ -41,6 +41,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const now = options.now ?? Date.now;
   const seed = options.seed ?? 1;
   const specs = resolveAccounts(options);
+  const requestLogSize = resolveRequestLogSize(options);
   const deliverer = new WebhookDeliverer({
     format: options.webhookFormat ?? 'json',
     retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 5000],
@@ -58,7 +59,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const webhooks = new WebhookHub(now);
     webhooks.attach(deliverer);
     return new Simulator({
-      account: spec.name,
+      name: spec.name,
       feed,
       lifecycle,
       webhooks,
@@ -67,10 +68,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       now,
     });
   });
-  const accounts = new Accounts(simulators, specs, options.adminToken ?? specs[0]!.tokens[0]!, {
-    now,
-    ...(options.requestLogSize !== undefined && { requestLogSize: options.requestLogSize }),
-  });
+  const adminToken = options.adminToken ?? specs[0]!.tokens[0]!;
+  const accounts = new Accounts(simulators, specs, adminToken, new RequestLog(requestLogSize, now));
   const faults = new FaultInjector(createRng(deriveSeed(seed, FAULT_STREAM)), options.faults ?? {}, now);
   const delays = new Delays();
   const app = buildApp(options, accounts);
@@ -121,6 +120,7 @@ function buildApp(options: SandboxOptions, accounts: Accounts): FastifyInstance 
     // Keep-alive clients (undici pools) reuse sockets for longer than Node's 5 s default.
     keepAliveTimeout: 65_000,
   });
+  // Only reserves the property (one object shape for every request); the hook below sets it before any route.
   app.decorateRequest('account', null as unknown as Simulator);
   app.addHook('onRequest', async (request) => {
     request.account = accounts.admit(request, request.routeOptions.config.access ?? 'read');

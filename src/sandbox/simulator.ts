@@ -9,7 +9,7 @@ import type { WebhookHub } from './webhooks.js';
 
 export interface SimulatorSettings {
   /** The account's name. */
-  account: string;
+  name: string;
   /** The market: shared by every account. */
   feed: PriceSource;
   /** Shared too: the withdrawals of every account land in one chain's blocks. */
@@ -30,7 +30,7 @@ export class Simulator {
   readonly ledger = new OrderLedger();
   readonly webhooks: WebhookHub;
   readonly creditLimit: Decimal;
-  readonly account: string;
+  readonly name: string;
   private readonly lifecycle: Lifecycle;
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private stopped = false;
@@ -39,7 +39,7 @@ export class Simulator {
     this.quotes = new QuoteBook(settings.feed, settings.now);
     this.webhooks = settings.webhooks;
     this.creditLimit = settings.creditLimit;
-    this.account = settings.account;
+    this.name = settings.name;
     this.lifecycle = settings.lifecycle;
   }
 
