@@ -18,7 +18,7 @@ import {
   readStringParam,
   requireStringParam,
 } from './protocol.js';
-import { balanceRecord, orderDetail, orderRecord, trackingRecord } from './records.js';
+import { orderDetail, orderRecord, trackingRecord } from './records.js';
 import { type RouteDeps, serve, serveWithFaults } from './route.js';
 import { ORDER_STATUSES, type OrderStatus } from './types.js';
 
@@ -26,9 +26,7 @@ export function registerBalanceRoutes(app: FastifyInstance, deps: RouteDeps): vo
   app.get(
     '/client/balance',
     { config: { access: 'read' } },
-    serveWithFaults(deps, 'balance', ({ account }) =>
-      balanceRecord(account.ledger.holdings(), account.creditLimit),
-    ),
+    serveWithFaults(deps, 'balance', ({ account }) => account.balance()),
   );
 }
 
@@ -235,7 +233,7 @@ export function registerControlRoutes(app: FastifyInstance, deps: RouteDeps): vo
       accounts: deps.accounts.all.map((account) => ({
         name: account.name,
         orders: account.ledger.all().length,
-        balance: balanceRecord(account.ledger.holdings(), account.creditLimit),
+        balance: account.balance(),
       })),
     })),
   );

@@ -55,19 +55,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         createRng(deriveSeed(seed, PRICE_STREAM)),
       );
   const lifecycle = new Lifecycle();
-  const simulators = specs.map((spec) => {
-    const webhooks = new WebhookHub(now);
-    webhooks.attach(deliverer);
-    return new Simulator({
-      name: spec.name,
-      feed,
-      lifecycle,
-      webhooks,
-      creditLimit: spec.creditLimit,
-      stepMs: options.stepMs ?? 1000,
-      now,
-    });
-  });
+  const simulators = specs.map(
+    (spec) =>
+      new Simulator({
+        name: spec.name,
+        feed,
+        lifecycle,
+        webhooks: new WebhookHub(deliverer, now),
+        creditLimit: spec.creditLimit,
+        stepMs: options.stepMs ?? 1000,
+        now,
+      }),
+  );
   const adminToken = options.adminToken ?? specs[0]!.tokens[0]!;
   const accounts = new Accounts(simulators, specs, adminToken, new RequestLog(requestLogSize, now));
   const faults = new FaultInjector(createRng(deriveSeed(seed, FAULT_STREAM)), options.faults ?? {}, now);

@@ -4,7 +4,7 @@ import type { Lifecycle } from './lifecycle.js';
 import type { PriceSource } from './market.js';
 import { badRequest, notFound, SandboxHttpError } from './protocol.js';
 import { type IssuedQuote, QuoteBook } from './quotes.js';
-import { computeCredit, orderRecord } from './records.js';
+import { balanceRecord, computeCredit, orderRecord } from './records.js';
 import type { WebhookHub } from './webhooks.js';
 
 export interface SimulatorSettings {
@@ -74,6 +74,11 @@ export class Simulator {
     this.webhooks.publish('order', orderRecord(order));
     this.scheduleStep(order);
     return order;
+  }
+
+  /** The balance record of GET /client/balance. */
+  balance(): Record<string, unknown> {
+    return balanceRecord(this.ledger.holdings(), this.creditLimit);
   }
 
   getOrder(id: string): Order {

@@ -26,20 +26,18 @@ export interface WebhookConfigRecord {
 }
 
 /**
- * Webhook configuration and delivery log. Per the assumptions table each POST sets the one URL and switches
- * one event kind (its methodId); events are published only for active kinds once a URL is set.
+ * One account's webhook configuration and delivery log. Per the assumptions table each POST sets the one URL
+ * and switches one event kind (its methodId); events are published only for active kinds once a URL is set.
  */
 export class WebhookHub {
   private url: string | null = null;
   private readonly active = new Set<WebhookEventKind>();
   private readonly logs: WebhookLogEntry[] = [];
-  private deliverer: WebhookDeliverer | undefined;
 
-  constructor(private readonly now: () => number) {}
-
-  attach(deliverer: WebhookDeliverer): void {
-    this.deliverer = deliverer;
-  }
+  constructor(
+    private readonly deliverer: WebhookDeliverer,
+    private readonly now: () => number,
+  ) {}
 
   configure(url: string, methodId: string, active: boolean): WebhookConfigRecord {
     const kind = parseEventKind(methodId);
@@ -61,7 +59,7 @@ export class WebhookHub {
   }
 
   publish(kind: WebhookEventKind, data: unknown): void {
-    if (this.url === null || !this.active.has(kind) || this.deliverer === undefined) return;
+    if (this.url === null || !this.active.has(kind)) return;
     const job = { url: this.url, methodId: kind, payload: { event: kind, data } };
     this.deliverer.deliver(job, (attempt) => this.record(job, attempt));
   }
