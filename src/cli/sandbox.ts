@@ -89,7 +89,12 @@ export function registerSandboxCommands(program: Command): void {
       parseGap,
       DEFAULT_MAX_GAP_MS,
     )
-    .option('--credit-limit <decimal>', 'credit line in BRL (of each account)', parsePrice, '1000000.00')
+    .option(
+      '--credit-limit <decimal>',
+      'credit line in BRL (of each account without --account-credit)',
+      parsePrice,
+      '1000000.00',
+    )
     .addOption(
       new Option('--webhook-format <format>', 'body format of webhook deliveries')
         .choices(['json', 'msgpack'])
