@@ -36,6 +36,7 @@ import {
   cycleConcurrency,
   type EngineContext,
   KillSwitch,
+  observeGate,
   type VersionPolicy,
   Worker,
 } from './engine/index.js';
@@ -168,14 +169,13 @@ export class App {
     if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
 
     const observer = createApiObserver(metrics, clock);
-    // One gate for every client of this replica: its own pace, and the pause a 429 asks for.
+    // One gate for every client of this replica: its pace (learnt from 429s, capped by api.rateLimit), and
+    // the pause a 429 asks for.
     const gate = createServiceGate({
       ratePerSecond: settings.api.rateLimit,
-      onPause: ({ operation, ms }) => {
-        metrics.apiRateLimited.inc({ operation });
-        logger.warn({ operation, pauseMs: ms }, 'the service asked to slow down (429): requests paused');
-      },
+      ...observeGate(metrics, logger),
     });
+    metrics.apiPace.set(gate.pace() ?? 0);
     const service = { baseUrl, token, gate };
     const client = createClientFromSettings(settings, service, observer.onRequest);
     this.onStop('api client', () => client.close());
@@ -206,7 +206,9 @@ export class App {
       settings: { ...settings.engine, concurrency },
       dryRun: settings.dryRun,
       replicaId: this.replicaId,
+      cyclesInFlight: new Set(),
       clock,
+      apiPace: gate.pace,
       killSwitch,
       tolerances: settings.engine.quoteChecks,
     };

@@ -66,6 +66,8 @@ export async function exchange<T>(
     try {
       const answer = await context.transport.send(spec);
       status = answer.status;
+      // What the service accepts is what it answers otherwise than with a 429: the gate learns its pace.
+      if (status !== 429) context.gate?.answered();
       const value = readAnswer(answer, schema, {
         request: spec,
         format: context.transport.format,

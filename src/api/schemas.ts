@@ -5,6 +5,7 @@
  * (wire-fields.ts), which read an empty string as absent.
  */
 import { z } from 'zod';
+import type { Decimal } from '../money.js';
 
 import {
   ORDER_STATUSES,
@@ -37,11 +38,11 @@ export const quoteSchema: z.ZodType<Quote> = z.object({
   quoteId: z.string().regex(QUOTE_ID_PATTERN, { error: 'must be 8 to 9 letters or digits' }),
   // The unit is not documented (seconds by assumption) and the worker keeps its own deadline, so a missing
   // value is no reason to refuse the quote; a negative or absurd one (beyond an hour even in milliseconds) is.
+  // Kept exactly as sent (a long literal arrives as its own text from the exact JSON reader), for the record.
   expiresIn: optional(
-    z
-      .number()
-      .min(0, { error: 'must not be negative' })
-      .max(MAX_EXPIRES_IN, { error: `must be at most ${MAX_EXPIRES_IN}` }),
+    wireAmount.refine((value: Decimal) => value.lte(MAX_EXPIRES_IN), {
+      error: `must be at most ${MAX_EXPIRES_IN}`,
+    }),
   ),
 });
 

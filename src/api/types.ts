@@ -27,10 +27,10 @@ export interface Quote {
   totalFilled: Decimal;
   quoteId: string;
   /**
-   * As sent by the service (seconds left at issue, by assumption), absent when it sent none; the worker keeps
-   * its own deadline either way.
+   * As sent by the service (seconds left at issue, by assumption), exactly, absent when it sent none; the
+   * worker keeps its own deadline either way.
    */
-  expiresIn?: number;
+  expiresIn?: Decimal;
 }
 
 export interface Order {

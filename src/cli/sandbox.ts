@@ -8,7 +8,7 @@ import { DEFAULT_MAX_GAP_MS, type PriceSeries, readPriceFile } from '../backtest
 import { parseDecimal } from '../money.js';
 import { createLogger } from '../observability/logger.js';
 import { faultConfigSchema } from '../sandbox/faults.js';
-import type { FaultConfig } from '../sandbox/index.js';
+import type { FaultConfig, RunningSandbox, SandboxAccountOptions } from '../sandbox/index.js';
 import { parseDuration } from '../strategy/duration.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
@@ -18,6 +18,9 @@ interface SandboxFlags {
   host: string;
   token: string[];
   readToken: string[];
+  account: string[];
+  accountReadToken: string[];
+  accountCredit: string[];
   adminToken?: string;
   stepMs: number;
   seed: number;
@@ -38,6 +41,26 @@ export function registerSandboxCommands(program: Command): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--token <token>', 'full-access bearer token (repeatable; default: the demo token)', collect, [])
     .option('--read-token <token>', 'read-only bearer token (repeatable)', collect, [])
+    // Tokens are read without a commander parser: its message for a refused value would repeat the token.
+    .option(
+      '--account <name:token>',
+      'an account of its own (orders, quotes, credit line, webhooks) and its full-access token (repeatable; ' +
+        "instead of --token and --read-token; the first is the control API's default)",
+      collect,
+      [],
+    )
+    .option(
+      '--account-read-token <name:token>',
+      'a read-only token of an --account (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--account-credit <name:decimal>',
+      'the credit line in BRL of an --account (repeatable; default --credit-limit)',
+      collectAccountCredit,
+      [],
+    )
     .option(
       '--admin-token <token>',
       'token of the /_sandbox control API (default: a new random one, printed once at start)',
@@ -66,7 +89,12 @@ export function registerSandboxCommands(program: Command): void {
       parseGap,
       DEFAULT_MAX_GAP_MS,
     )
-    .option('--credit-limit <decimal>', 'credit line in BRL', parsePrice, '1000000.00')
+    .option(
+      '--credit-limit <decimal>',
+      'credit line in BRL (of each account without --account-credit)',
+      parsePrice,
+      '1000000.00',
+    )
     .addOption(
       new Option('--webhook-format <format>', 'body format of webhook deliveries')
         .choices(['json', 'msgpack'])
@@ -81,13 +109,16 @@ export function registerSandboxCommands(program: Command): void {
 }
 
 async function runSandbox(flags: SandboxFlags): Promise<void> {
-  const { DEMO_TOKEN, startSandbox } = await import('../sandbox/index.js');
+  const { DEMO_TOKEN, SandboxOptionsError, startSandbox } = await import('../sandbox/index.js');
   const tokens = flags.token.length > 0 ? flags.token : [DEMO_TOKEN];
+  const accounts = readAccounts(flags);
+  if (typeof accounts === 'string') return refuse(accounts);
   // The control API can change faults and read every order: its token is never the public demo token. Without
   // one given, a fresh one is made for this start and printed once, below, outside the (scrubbing) log.
   const adminToken = flags.adminToken ?? randomBytes(24).toString('base64url');
   // The demo token is public (it is in the source); any token the operator chose is a secret.
-  const secrets = [...flags.token, ...flags.readToken, adminToken];
+  const accountTokens = (accounts ?? []).flatMap((account) => [account.token, ...(account.readTokens ?? [])]);
+  const secrets = [...flags.token, ...flags.readToken, ...accountTokens, adminToken];
   const logger = createLogger({ name: 'sandbox', secrets });
   let series: PriceSeries | undefined;
   if (flags.prices !== undefined) {
@@ -95,32 +126,36 @@ async function runSandbox(flags: SandboxFlags): Promise<void> {
       series = await readPriceFile(flags.prices, { maxGapMs: flags.maxGap });
     } catch (error) {
       if (!(error instanceof BacktestInputError)) throw error;
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = 1;
-      return;
+      return refuse(error.message);
     }
   }
-  const sandbox = await startSandbox({
-    port: flags.port,
-    host: flags.host,
-    tokens,
-    readTokens: flags.readToken,
-    adminToken,
-    stepMs: flags.stepMs,
-    seed: flags.seed,
-    price: flags.price,
-    creditLimit: flags.creditLimit,
-    webhookFormat: flags.webhookFormat,
-    ...(flags.faults && { faults: flags.faults }),
-    ...(series && { replay: { series, speed: flags.speed } }),
-    logger,
-  });
+  let sandbox: RunningSandbox;
+  try {
+    sandbox = await startSandbox({
+      port: flags.port,
+      host: flags.host,
+      ...(accounts === undefined ? { tokens, readTokens: flags.readToken } : { accounts }),
+      adminToken,
+      stepMs: flags.stepMs,
+      seed: flags.seed,
+      price: flags.price,
+      creditLimit: flags.creditLimit,
+      webhookFormat: flags.webhookFormat,
+      ...(flags.faults && { faults: flags.faults }),
+      ...(series && { replay: { series, speed: flags.speed } }),
+      logger,
+    });
+  } catch (error) {
+    if (!(error instanceof SandboxOptionsError)) throw error;
+    return refuse(error.message);
+  }
   logger.info(
     {
       url: sandbox.url,
-      demoToken: flags.token.length === 0 ? DEMO_TOKEN : undefined,
-      fullTokens: tokens.length,
-      readTokens: flags.readToken.length,
+      demoToken: flags.token.length === 0 && accounts === undefined ? DEMO_TOKEN : undefined,
+      ...(accounts === undefined
+        ? { fullTokens: tokens.length, readTokens: flags.readToken.length }
+        : { accounts: sandbox.accounts }),
       stepMs: flags.stepMs,
       seed: flags.seed,
       ...(series && {
@@ -138,6 +173,68 @@ async function runSandbox(flags: SandboxFlags): Promise<void> {
   logger.info({ signal }, 'sandbox stopping');
   await sandbox.close();
   logger.flush();
+}
+
+/** A user error: one line on stderr, exit code 1, nothing started. */
+function refuse(message: string): void {
+  process.stderr.write(`${message}\n`);
+  process.exitCode = 1;
+}
+
+/**
+ * The accounts of --account, --account-read-token and --account-credit; undefined without --account (one
+ * account from --token and --read-token), or the message refusing them. Names are checked by the sandbox;
+ * a message here never repeats a token.
+ */
+function readAccounts(flags: SandboxFlags): SandboxAccountOptions[] | string | undefined {
+  if (flags.account.length === 0) {
+    if (flags.accountReadToken.length > 0 || flags.accountCredit.length > 0) {
+      return '--account-read-token and --account-credit need the --account they name';
+    }
+    return undefined;
+  }
+  if (flags.token.length > 0 || flags.readToken.length > 0) {
+    return '--account cannot be combined with --token or --read-token: give each account its tokens';
+  }
+  const accounts = new Map<string, SandboxAccountOptions>();
+  for (const [index, value] of flags.account.entries()) {
+    const [name, token] = splitNamed(value);
+    if (token === '') return `--account must be NAME:TOKEN (the ${ordinal(index + 1)} one is not)`;
+    if (accounts.has(name)) return `--account ${name} is given twice`;
+    accounts.set(name, { name, token });
+  }
+  for (const [index, value] of flags.accountReadToken.entries()) {
+    const [name, token] = splitNamed(value);
+    if (token === '') return `--account-read-token must be NAME:TOKEN (the ${ordinal(index + 1)} one is not)`;
+    const account = accounts.get(name);
+    if (account === undefined) return `--account-read-token names ${JSON.stringify(name)}, not an --account`;
+    account.readTokens = [...(account.readTokens ?? []), token];
+  }
+  for (const value of flags.accountCredit) {
+    const [name, creditLimit] = splitNamed(value);
+    const account = accounts.get(name);
+    if (account === undefined) return `--account-credit names ${JSON.stringify(name)}, not an --account`;
+    account.creditLimit = creditLimit;
+  }
+  return [...accounts.values()];
+}
+
+/** NAME:REST at the first colon (names have none; tokens may); REST is '' without one. */
+function splitNamed(value: string): [string, string] {
+  const colon = value.indexOf(':');
+  return colon < 0 ? [value, ''] : [value.slice(0, colon), value.slice(colon + 1)];
+}
+
+function ordinal(n: number): string {
+  return n === 1 ? '1st' : n === 2 ? '2nd' : n === 3 ? '3rd' : `${n}th`;
+}
+
+function collectAccountCredit(value: string, previous: string[]): string[] {
+  const [name, credit] = splitNamed(value);
+  if (name === '' || credit === '')
+    throw new InvalidArgumentError('must be NAME:DECIMAL, e.g. acme:250000.00.');
+  parsePrice(credit);
+  return [...previous, value];
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -29,6 +29,8 @@ interface StatusReport {
     startedAt: Date;
     lastHeartbeat: Date;
     inFlightCycles: number;
+    /** Requests per second the replica keeps to at the service (learnt from 429s, capped by api.rateLimit); null: none. */
+    apiPace: number | null;
   }[];
   openOrders: ReturnType<typeof orderView>[];
 }
@@ -86,6 +88,7 @@ export async function readStatus(database: Database, limit: number, now: Date): 
       startedAt: replica.startedAt,
       lastHeartbeat: replica.heartbeatAt,
       inFlightCycles: inFlightBy.get(replica.id) ?? 0,
+      apiPace: replica.apiPace,
     })),
     discrepancies: flagged.map((cycle) => ({
       ...cycleView(cycle, null),
@@ -142,7 +145,7 @@ function renderStatus(report: StatusReport): string[] {
   if (report.replicas.length > 0) {
     lines.push(
       ...renderTable(
-        ['id', 'host', 'pid', 'started', 'lastHeartbeat', 'inFlight'],
+        ['id', 'host', 'pid', 'started', 'lastHeartbeat', 'inFlight', 'apiPace'],
         report.replicas.map((replica) => [
           replica.id,
           replica.host,
@@ -150,6 +153,7 @@ function renderStatus(report: StatusReport): string[] {
           cell(replica.startedAt),
           cell(replica.lastHeartbeat),
           String(replica.inFlightCycles),
+          replica.apiPace === null ? 'none' : `${replica.apiPace}/s`,
         ]),
       ),
     );

@@ -46,6 +46,11 @@ export const engineSchema = z.strictObject({
   quoteWindowMs: positiveMs.default(5_000),
   /** The worker stops using a quote this long before its window closes (clock skew, network). */
   deadlineMarginMs: ms.default(1_000),
+  /**
+   * A quote is acted on only while at least this much of its usable window is left for the intent's commit
+   * (the order's own travel is in the margin above): a commit started later is given up before it is written.
+   */
+  intentReserveMs: ms.default(250),
   /** Fresh quotes a slot may take after an expired or late one. */
   maxFreshQuotes: z.number().int().min(0).max(10).default(2),
   /** Wait for the answer to an order request; after it the outcome is unknown (never re-sent). */

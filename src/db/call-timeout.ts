@@ -3,7 +3,9 @@
  * (a half-open TCP connection, a failover, a statement stuck behind a lock) makes the driver wait without
  * end; the engine's cycles and tracking's background work give up instead, so that neither a slot nor a
  * worker's stop waits on it forever. The statement itself is not cancelled and may still land later, so a
- * caller uses this only where a late write is harmless (compare-and-set moves, idempotent upserts).
+ * caller uses this only where a late write is harmless (compare-and-set moves, idempotent upserts), and
+ * treats the outcome as unknown (DB_TIMEOUT, never DB_UNAVAILABLE: db/errors.ts): it reads back what is
+ * recorded and goes on from there.
  */
 import { TreasuryError } from '../errors.js';
 

@@ -3,7 +3,7 @@
  * classifier of a failed database call. Connection strings are never part of a message: they may carry a
  * password.
  */
-import { INTERNAL, TreasuryError } from '../errors.js';
+import { errorCodeOf, INTERNAL, TreasuryError } from '../errors.js';
 import { DatabaseTimeoutError } from './call-timeout.js';
 
 export type DatabaseErrorCode =
@@ -37,18 +37,22 @@ export class IllegalTransitionError extends DatabaseError {
 
 /**
  * What a failed database call means:
- * - DB_UNAVAILABLE: the database could not be reached, the session was lost, or it did not answer in time;
- *   worth waiting for;
+ * - DB_UNAVAILABLE: the database could not be reached or the session was lost; worth waiting for;
+ * - DB_TIMEOUT: we stopped waiting (our own time limit, call-timeout.ts): the statement's outcome is unknown,
+ *   it may have landed or may still land, so the caller reads back what is recorded. Not an outage: a
+ *   statement that waited on a lock, or one given only the rest of a quote's window, ends the same way;
  * - DB_ERROR: the server refused the statement (a SQLSTATE outside the connection classes), or a layer of
  *   ours raised a database error (a changed migration); retrying would fail the same way;
  * - INTERNAL: neither the driver nor the server said anything: the failure is a bug in our code (a
  *   TypeError in a repository, an illegal state move), and is reported as one, never as an outage.
  */
-export type DatabaseFailure = 'DB_UNAVAILABLE' | 'DB_ERROR' | typeof INTERNAL;
+export type DatabaseFailure = 'DB_UNAVAILABLE' | 'DB_TIMEOUT' | 'DB_ERROR' | typeof INTERNAL;
 
 export function classifyDatabaseFailure(error: unknown): DatabaseFailure {
   if (error instanceof IllegalTransitionError) return INTERNAL;
-  if (isConnectionLoss(error) || error instanceof DatabaseTimeoutError) return 'DB_UNAVAILABLE';
+  // Also when an engine error carries it on: a read-back cut short is as unknown as the statement before it.
+  if (error instanceof DatabaseTimeoutError || errorCodeOf(error) === 'DB_TIMEOUT') return 'DB_TIMEOUT';
+  if (isConnectionLoss(error)) return 'DB_UNAVAILABLE';
   if (sqlStateOf(error) !== undefined || error instanceof DatabaseError) return 'DB_ERROR';
   return INTERNAL;
 }

@@ -10,10 +10,10 @@ import {
   bigint,
   boolean,
   check,
-  doublePrecision,
   index,
   integer,
   jsonb,
+  numeric,
   pgTable,
   primaryKey,
   smallint,
@@ -144,8 +144,9 @@ export const quotes = pgTable(
     price: moneyColumn('price').notNull(),
     totalCost: moneyColumn('total_cost').notNull(),
     totalFilled: moneyColumn('total_filled').notNull(),
-    // The service's raw value (unit undocumented), null when it sent none; numeric, so no value overflows.
-    expiresIn: doublePrecision('expires_in'),
+    // The service's raw value (unit undocumented) digit for digit, null when it sent none: numeric (the
+    // Decimal column of money, though it is no amount), so that no column of the schema is a float.
+    expiresIn: moneyColumn('expires_in'),
     requestedAt: instant('requested_at').notNull(),
     receivedAt: instant('received_at').notNull(),
     deadlineAt: instant('deadline_at').notNull(),
@@ -281,6 +282,9 @@ export const replicas = pgTable('replicas', {
   pid: integer('pid').notNull(),
   startedAt: instant('started_at').notNull(),
   heartbeatAt: instant('heartbeat_at').notNull(),
+  // The pace the replica sends requests to the service at (requests per second, learnt from its 429s and
+  // capped by api.rateLimit), as of its last heartbeat; null while it has none. For `status`.
+  apiPace: numeric('api_pace'),
 });
 
 /**

@@ -101,7 +101,8 @@ export interface QuoteInput {
   price: Decimal;
   totalCost: Decimal;
   totalFilled: Decimal;
-  expiresIn: number | null;
+  /** The service's raw value, digit for digit (numeric column); null when it sent none. */
+  expiresIn: Decimal | null;
   requestedAt: Date;
   receivedAt: Date;
   /** The worker's own deadline for using the quote (send time + window − margin). */

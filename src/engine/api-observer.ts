@@ -1,4 +1,5 @@
-import type { RequestEvent } from '../api/index.js';
+import type { RequestEvent, ServiceGateOptions } from '../api/index.js';
+import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 
 /**
@@ -20,3 +21,23 @@ export function createApiObserver(metrics: Metrics, clock: () => Date = () => ne
 }
 
 export type ApiObserver = ReturnType<typeof createApiObserver>;
+
+/**
+ * What the replica's gate tells: each pause a 429 asks for (counted, logged) and each change of the pace it
+ * learns (the gauge; the heartbeat reads the gate itself).
+ */
+export function observeGate(
+  metrics: Metrics,
+  logger: Logger,
+): Required<Pick<ServiceGateOptions, 'onPause' | 'onPace'>> {
+  return {
+    onPause: ({ operation, ms }) => {
+      metrics.apiRateLimited.inc({ operation });
+      logger.warn({ operation, pauseMs: ms }, 'the service asked to slow down (429): requests paused');
+    },
+    onPace: (ratePerSecond) => {
+      metrics.apiPace.set(ratePerSecond);
+      logger.info({ ratePerSecond }, 'pace of requests to the service changed');
+    },
+  };
+}

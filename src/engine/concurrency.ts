@@ -85,17 +85,18 @@ export type CycleVerdict = 'ok' | 'slow' | 'ignore';
 
 export function createAdaptiveLimit(options: {
   initial: number;
-  max: number;
+  /** The cap, fixed or read at each use (it follows the pace the replica learnt at the service). */
+  max: number | (() => number);
   now?: () => number;
 }): AdaptiveLimit {
   const now = options.now ?? (() => performance.now());
-  const max = options.max;
-  let limit = Math.max(1, Math.min(options.initial, max));
+  const max = typeof options.max === 'number' ? () => options.max as number : options.max;
+  let limit = Math.max(1, Math.min(options.initial, max()));
   let slowStart = true;
   let lastDecrease = Number.NEGATIVE_INFINITY;
   return {
     get current() {
-      return Math.floor(limit);
+      return Math.max(1, Math.floor(Math.min(limit, max())));
     },
     observe(startedAt, verdict) {
       if (verdict === 'ignore') return;
@@ -106,7 +107,7 @@ export function createAdaptiveLimit(options: {
         limit = Math.max(1, Math.floor(limit / 2));
         return;
       }
-      limit = Math.min(max, limit + (slowStart ? 1 : 1 / Math.floor(limit)));
+      limit = Math.min(max(), limit + (slowStart ? 1 : 1 / Math.floor(limit)));
     },
   };
 }
@@ -158,10 +159,11 @@ export function watchQuoteToOrder(client: PurchaseClient): {
 /**
  * Cycles one replica runs at once. A burst is bounded by the service, not by us: the cap is high (the
  * cycles' time is mostly spent waiting on the service), and each cycle holds its place from claim to
- * recorded outcome, so its quote and its order stay together. Under a pace of the replica's own
- * (`api.rateLimit`), every request waits its turn at one first-come gate where at most one request of each
- * cycle in flight (and a few of tracking and maintenance) can queue; the cap is then lowered so that an
- * order's wait there, (cycles in flight) / rate, stays within half of its quote's usable window.
+ * recorded outcome, so its quote and its order stay together. Under a pace (`api.rateLimit`, or the one the
+ * gate learnt from the service's 429s), every request waits its turn at one first-come gate where at most
+ * one request of each cycle in flight (and a few of tracking and maintenance) can queue; the cap is then
+ * lowered so that an order's wait there, (cycles in flight) / rate, stays within half of its quote's usable
+ * window.
  */
 export function cycleConcurrency(
   engine: { concurrency: number; quoteWindowMs: number; deadlineMarginMs: number },

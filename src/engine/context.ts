@@ -24,7 +24,17 @@ export interface EngineContext {
   dryRun: boolean;
   /** Owner of the slots and leases this process takes. */
   replicaId: string;
+  /**
+   * The cycles this process drives now, and those it left `submitting` after their order left: a
+   * `submitting` cycle of this replica that is in neither sent nothing, and recovery settles it at once.
+   */
+  cyclesInFlight: Set<number>;
   clock: () => Date;
+  /**
+   * The pace the replica's requests to the service keep (api/service-gate.ts), in requests per second;
+   * undefined while it has none. Bounds the cycles in flight (concurrency.ts) and goes out with the heartbeat.
+   */
+  apiPace: () => number | undefined;
   killSwitch: KillSwitch;
   tolerances: QuoteTolerances;
 }

@@ -88,12 +88,17 @@ async function driveClaimed(
   const record = new CycleRecord(context, claimed);
   let failure: unknown;
   let fallbackReason: EngineReason = 'internal_error';
+  context.cyclesInFlight.add(claimed.id);
   try {
     await driveCycle(context, strategy, record, timing, approval, read);
   } catch (error) {
     failure = error;
     fallbackReason = reasonOfError(error);
     await settleAfterError(context, record, error, fallbackReason);
+  } finally {
+    // A cycle left `submitting` after its order left stays known as sent, so that recovery waits for its
+    // outcome instead of settling it as never sent (recovery.ts).
+    if (!(record.orderSent && record.state === 'submitting')) context.cyclesInFlight.delete(claimed.id);
   }
   const report = reportOfCycle(record.cycle, strategy.amount, fallbackReason);
   const errorCode = record.cycle.errorCode ?? (failure === undefined ? null : errorCodeOf(failure));
@@ -151,14 +156,18 @@ async function driveCycle(
 function reasonOfError(error: unknown): EngineReason {
   const code = errorCodeOf(error);
   if (code === 'DB_UNAVAILABLE') return 'database_unavailable';
+  if (code === 'DB_TIMEOUT') return 'database_timeout';
   if (code === 'DB_ERROR') return 'database_error';
   if (code === 'STATE_CONFLICT') return 'state_conflict';
   return 'internal_error';
 }
 
 /**
- * After an unexpected error: a cycle that sent nothing ends failed; one that may have sent an order ends
- * unsure. When even that cannot be written (the database is gone), recovery finishes the job later.
+ * After an unexpected error: a cycle that sent nothing ends failed, `submitting` included (its intent is
+ * undone at once: nothing left the process); one that may have sent an order ends unsure. A conflict (another
+ * process moved the row) or a statement cut by the time limit (it may have landed) is read back first, and
+ * the cycle settled from what is recorded. When even that cannot be written (the database is gone),
+ * recovery finishes the job later.
  */
 async function settleAfterError(
   context: EngineContext,
@@ -168,8 +177,12 @@ async function settleAfterError(
 ): Promise<void> {
   const patch = { errorCode: errorCodeOf(error), errorMessage: messageOf(error) };
   try {
-    if (reasonCode === 'state_conflict') {
-      await record.reload();
+    if (reasonCode === 'state_conflict' || reasonCode === 'database_timeout') await record.reload();
+    const ours = record.cycle.owner === context.replicaId;
+    if (record.state === 'submitting' && !record.orderSent && ours) {
+      await record.move('failed', { ...patch, reasonCode: 'order_not_sent' });
+    } else if (reasonCode === 'state_conflict') {
+      // Another process moved it and answers for it.
     } else if (record.state === 'claimed' || record.state === 'quoted') {
       await record.move('failed', { ...patch, reasonCode });
     } else if (record.state === 'submitting') {

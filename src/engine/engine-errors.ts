@@ -6,9 +6,9 @@
  */
 import { withinDatabaseTimeout } from '../db/index.js';
 import { messageOf, TreasuryError } from '../errors.js';
-import { countDatabaseFailure, type Metrics } from '../observability/metrics.js';
+import { countDatabaseFailure, type DatabaseFailureMetrics } from '../observability/metrics.js';
 
-export type EngineErrorCode = 'DB_UNAVAILABLE' | 'DB_ERROR' | 'STATE_CONFLICT';
+export type EngineErrorCode = 'DB_UNAVAILABLE' | 'DB_TIMEOUT' | 'DB_ERROR' | 'STATE_CONFLICT';
 
 export class EngineError extends TreasuryError {
   override readonly name = 'EngineError';
@@ -22,9 +22,11 @@ export class EngineError extends TreasuryError {
 }
 
 /**
- * Runs one database operation; a failure becomes DB_UNAVAILABLE (unreachable, lost or silent) or DB_ERROR
- * (the server refused the statement), counted in treasury_database_errors_total; anything else is a bug,
- * counted in treasury_internal_errors_total and thrown as it was.
+ * Runs one database operation; a failure becomes DB_UNAVAILABLE (unreachable or lost) or DB_ERROR (the
+ * server refused the statement), counted in treasury_database_errors_total, or DB_TIMEOUT (cut by the time
+ * limit: its outcome is unknown, and the caller reads back what is recorded), counted in
+ * treasury_database_timeouts_total; anything else is a bug, counted in treasury_internal_errors_total and
+ * thrown as it was.
  */
 export async function withDatabase<T>(
   context: DatabaseCallContext,
@@ -33,8 +35,8 @@ export async function withDatabase<T>(
   timeoutMs: number = context.settings.databaseTimeoutMs,
 ): Promise<T> {
   try {
-    // A statement that lands after the timeout is harmless here: every move is a compare-and-set and
-    // recovery settles what was left half-way.
+    // A statement that lands after the timeout is harmless here: every move is a compare-and-set, the cycle
+    // reads its row back (cycle.ts, cycle-record.ts), and recovery settles what was left half-way.
     return await withinDatabaseTimeout(work, timeoutMs);
   } catch (error) {
     const failure = countDatabaseFailure(context.metrics, operation, error);
@@ -46,7 +48,7 @@ export async function withDatabase<T>(
 }
 
 export interface DatabaseCallContext {
-  metrics: Pick<Metrics, 'databaseErrors' | 'internalErrors'>;
+  metrics: DatabaseFailureMetrics;
   settings: { databaseTimeoutMs: number };
 }
 

@@ -1,5 +1,5 @@
 /** The worker engine's public surface (composition in src/app.ts; benchmarks and tests build on these). */
-export { type ApiObserver, createApiObserver } from './api-observer.js';
+export { type ApiObserver, createApiObserver, observeGate } from './api-observer.js';
 export {
   type AdaptiveLimit,
   createAdaptiveLimit,

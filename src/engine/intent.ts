@@ -38,7 +38,8 @@ export type ApprovalState = { approvedMaxPrice: Decimal } | undefined;
 
 /**
  * Commits the intent or, when a rule fails on the fresh figures, finishes the cycle as skipped; an order
- * that needs approval is charged to an envelope or parks the cycle for people.
+ * that needs approval is charged to an envelope or parks the cycle for people. `failed`: the commit was cut
+ * by the time limit before it landed (CycleRecord.commitIntent read the row back).
  */
 export async function commitIntent(
   context: EngineContext,
@@ -49,7 +50,7 @@ export async function commitIntent(
   decided: IntentPatch,
   timeoutMs: number,
   approval: ApprovalState,
-): Promise<IntentVerdict['action']> {
+): Promise<IntentVerdict['action'] | 'failed'> {
   const approvalNeed =
     approval === undefined && needsApproval(strategy, quote.totalCost)
       ? approvalNeedOf(context, strategy, quote)

@@ -63,7 +63,10 @@ export function createLiveness(context: EngineContext, options: LivenessOptions 
   };
 
   const beat = async (): Promise<string[]> => {
-    await withDatabase(context, 'replica_heartbeat', () => database.replicas.heartbeat(self));
+    const apiPace = context.apiPace();
+    await withDatabase(context, 'replica_heartbeat', () =>
+      database.replicas.heartbeat(apiPace === undefined ? self : { ...self, apiPace }),
+    );
     const gone = (
       await withDatabase(context, 'replicas_gone', () => database.replicas.listGone(goneAfterMs))
     ).filter((replica) => replica.id !== replicaId);

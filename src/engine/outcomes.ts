@@ -19,6 +19,7 @@ export const ENGINE_REASONS = [
   'outcome_unknown',
   'state_conflict',
   'database_unavailable',
+  'database_timeout',
   'database_error',
   'internal_error',
   'abandoned',

@@ -2,7 +2,8 @@
  * The quote → decide → intent → order step of a cycle, repeated with a fresh quote when the service says
  * the quote expired or it passed our own deadline (at most `maxFreshQuotes` times). Between the quote's
  * arrival and the order request there is only the pure decision, a cached kill-switch read and the intent
- * commit: nothing else may eat into the quote's five seconds.
+ * commit: nothing else may eat into the quote's five seconds. The commit is not started when less than
+ * `intentReserveMs` of the window is left, and one cut by the time limit is read back (cycle-record.ts).
  */
 import {
   ApiRateLimitedError,
@@ -89,7 +90,9 @@ async function attemptWithOneQuote(
   } catch (error) {
     timing.quoteMs = performance.now() - requestTick;
     deadline.release();
-    if (deadline.signal.aborted || deadline.hasPassed(clock())) return lateQuote(context, strategy, error);
+    if (deadline.signal.aborted || deadline.hasPassed(clock())) {
+      return lateQuote(context, strategy, `no quote before the local deadline: ${messageOf(error)}`);
+    }
     if (!isPurchaseApiError(error)) throw error;
     await record.move('failed', {
       reasonCode: 'quote_unavailable',
@@ -118,7 +121,7 @@ async function attemptWithOneQuote(
   if (deadline.hasPassed(receivedAt)) {
     // Kept for the audit trail, never used.
     await record.recordQuote(quoteInput);
-    return lateQuote(context, strategy, undefined);
+    return lateQuote(context, strategy, LATE_FOR_THE_ORDER);
   }
 
   const decision = evaluateQuote({
@@ -161,9 +164,19 @@ async function attemptWithOneQuote(
     return undefined;
   }
 
+  // Decided before the write, not after: a commit the window cannot hold would only leave a `submitting`
+  // row to undo. The order's own travel is in the deadline's margin.
+  const untilDeadline = deadline.deadlineAt.getTime() - clock().getTime();
+  if (untilDeadline < settings.intentReserveMs) {
+    await record.recordQuote(quoteInput);
+    return lateQuote(
+      context,
+      strategy,
+      `${Math.max(0, Math.round(untilDeadline))} ms of the quote's window were left, less than the intent needs (engine.intentReserveMs)`,
+    );
+  }
   // Fail closed: if this throws, no order request leaves.
   // No longer than the quote stays usable: a commit that lands later could not be acted on anyway.
-  const untilDeadline = deadline.deadlineAt.getTime() - clock().getTime();
   const commitTimeoutMs = Math.min(untilDeadline, settings.databaseTimeoutMs);
   const committed = await commitIntent(
     context,
@@ -177,7 +190,7 @@ async function attemptWithOneQuote(
   );
   if (committed !== 'commit') return undefined;
   if (deadline.hasPassed(clock())) {
-    const late = lateQuote(context, strategy, undefined);
+    const late = lateQuote(context, strategy, LATE_FOR_THE_ORDER);
     await record.move('quoted', { errorCode: late.errorCode, errorMessage: late.errorMessage });
     return late;
   }
@@ -186,6 +199,7 @@ async function attemptWithOneQuote(
   timing.quoteToOrderMs = sendTick - receivedTick;
   metrics.quoteToOrder.observe(timing.quoteToOrderMs / 1000);
   let order: Order;
+  record.orderSent = true;
   try {
     order = await withTimeLimit(settings.orderTimeoutMs, (signal) =>
       client.createOrder({ quoteId: quote.quoteId, fxRate }, { signal }),
@@ -197,16 +211,11 @@ async function attemptWithOneQuote(
   return undefined;
 }
 
-function lateQuote(context: EngineContext, strategy: Strategy, error: unknown): GiveUp {
+const LATE_FOR_THE_ORDER = 'the quote passed the local deadline before the order could be sent';
+
+function lateQuote(context: EngineContext, strategy: Strategy, errorMessage: string): GiveUp {
   context.metrics.quotesExpired.inc({ strategy: strategy.name, where: 'local' });
-  return {
-    reason: 'quote_deadline_exceeded',
-    errorCode: 'QUOTE_DEADLINE',
-    errorMessage:
-      error === undefined
-        ? 'the quote passed the local deadline before the order could be sent'
-        : `no quote before the local deadline: ${messageOf(error)}`,
-  };
+  return { reason: 'quote_deadline_exceeded', errorCode: 'QUOTE_DEADLINE', errorMessage };
 }
 
 /**

@@ -3,6 +3,12 @@
  * timeout plus a margin may have sent its order: it becomes `unsure` and reconciliation will tell. A cycle
  * in claimed or quoted for longer than any live cycle can take sent nothing: it fails as `abandoned`. Every
  * move is a compare-and-set, so a live owner that was merely slow sees the conflict and stops.
+ *
+ * One kind needs no waiting: a `submitting` cycle of this very replica that this process neither drives nor
+ * sent an order for (its intent landed after the process had given it up, or the process could not record
+ * the undo when it did). Nothing of it left the process, so it fails as `order_not_sent` at once. Another
+ * replica's `submitting` cycle is left to that replica while it lives, to the takeover when it dies
+ * (liveness.ts), and to the time limit above otherwise: only its owner knows whether its request left.
  */
 import type { Cycle, CycleState } from '../db/index.js';
 import type { EngineContext } from './context.js';
@@ -10,6 +16,7 @@ import { withDatabase } from './engine-errors.js';
 
 export interface RecoveryResult {
   madeUnsure: number;
+  /** Failed with nothing sent: claimed or quoted for too long, or this replica's own unsent `submitting`. */
   abandoned: number;
 }
 
@@ -20,10 +27,22 @@ export async function recoverAbandonedCycles(context: EngineContext, now: Date):
   const submittingLimit = now.getTime() - settings.orderTimeoutMs - settings.recovery.submittingMarginMs;
   const idleLimit = now.getTime() - settings.recovery.abandonAfterMs;
 
-  const stuckSubmitting = (await listOldest(context, 'submitting')).filter(
-    (cycle) => (cycle.submittedAt ?? cycle.updatedAt).getTime() < submittingLimit,
+  const submitting = await listOldest(context, 'submitting');
+  const neverSent = (cycle: Cycle) =>
+    cycle.owner === context.replicaId && !context.cyclesInFlight.has(cycle.id);
+  const stuckSubmitting = submitting.filter(
+    (cycle) => !neverSent(cycle) && (cycle.submittedAt ?? cycle.updatedAt).getTime() < submittingLimit,
   );
+  let abandoned = 0;
   let madeUnsure = 0;
+  for (const cycle of submitting.filter(neverSent)) {
+    const moved = await move(context, cycle, 'failed', {
+      reasonCode: 'order_not_sent',
+      errorCode: 'INTENT_NOT_SENT',
+      errorMessage: `left in submitting by this replica (${cycle.owner}) with no order sent`,
+    });
+    if (moved) abandoned++;
+  }
   for (const cycle of stuckSubmitting) {
     const moved = await move(context, cycle, 'unsure', {
       reasonCode: 'outcome_unknown',
@@ -36,7 +55,6 @@ export async function recoverAbandonedCycles(context: EngineContext, now: Date):
     }
   }
 
-  let abandoned = 0;
   for (const state of ['claimed', 'quoted'] as const) {
     for (const cycle of await listOldest(context, state)) {
       if (cycle.updatedAt.getTime() >= idleLimit) continue;

@@ -11,6 +11,7 @@ import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } f
 import {
   createAdaptiveLimit,
   createLimiter,
+  cycleConcurrency,
   judgeCycle,
   type Limiter,
   watchQuoteToOrder,
@@ -81,10 +82,11 @@ export class Worker {
     private readonly options: WorkerOptions,
   ) {
     const { settings } = context;
-    // From the old fixed bound up to the cap, as fast as cycles show they keep well within their quotes.
+    // From the old fixed bound up to the cap, as fast as cycles show they keep well within their quotes; the
+    // cap follows the pace the replica keeps at the service.
     const limit = createAdaptiveLimit({
       initial: Math.min(INITIAL_CONCURRENCY, settings.concurrency),
-      max: settings.concurrency,
+      max: () => cycleConcurrency(settings, context.apiPace()),
     });
     this.limiter = createLimiter(limit);
     this.scheduler = new Scheduler({

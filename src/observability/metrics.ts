@@ -76,6 +76,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['operation'] as const,
       registers,
     }),
+    apiPace: new Gauge({
+      name: 'treasury_api_pace_requests_per_second',
+      help: 'The pace of this replica’s requests to the service, learnt from its 429s and capped by api.rateLimit; 0 while it has none',
+      registers,
+    }),
     unsureCycles: new Gauge({
       name: 'treasury_unsure_cycles',
       help: 'Cycles whose order request has an unknown outcome and awaits reconciliation',
@@ -183,7 +188,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     databaseErrors: new Counter({
       name: 'treasury_database_errors_total',
-      help: 'Database operations that failed (unreachable, timed out or refused by the server), by operation',
+      help: 'Database operations that failed (unreachable, or refused by the server), by operation',
+      labelNames: ['operation'] as const,
+      registers,
+    }),
+    databaseTimeouts: new Counter({
+      name: 'treasury_database_timeouts_total',
+      help: 'Database operations the worker stopped waiting for (engine.databaseTimeoutMs or the quote window): outcome unknown, read back; not an outage',
       labelNames: ['operation'] as const,
       registers,
     }),
@@ -228,6 +239,9 @@ const MISNAMED_DEFAULT_GAUGES = [
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
+/** What a database call counts its failures in (countDatabaseFailure). */
+export type DatabaseFailureMetrics = Pick<Metrics, 'databaseErrors' | 'databaseTimeouts' | 'internalErrors'>;
+
 /**
  * Gauges are floats by nature. This is the single place where a Decimal becomes a JS number, and only for
  * display in dashboards; nothing reads it back into a decision.
@@ -238,17 +252,19 @@ export function gaugeValue(value: Decimal): number {
 
 /**
  * Counts one failed database call where an operator sees it: an outage or a refused statement in
- * treasury_database_errors_total{operation}, a bug in treasury_internal_errors_total{where}, so that a
- * programming error never hides among outages. The engine (withDatabase) and tracking (callDatabase) both
- * count through here.
+ * treasury_database_errors_total{operation}, a call cut by our own time limit (outcome unknown, not an
+ * outage) in treasury_database_timeouts_total{operation}, a bug in treasury_internal_errors_total{where},
+ * so that neither a programming error nor our own impatience hides among outages. The engine (withDatabase)
+ * and tracking (callDatabase) both count through here.
  */
 export function countDatabaseFailure(
-  metrics: Pick<Metrics, 'databaseErrors' | 'internalErrors'>,
+  metrics: DatabaseFailureMetrics,
   operation: string,
   error: unknown,
 ): DatabaseFailure {
   const failure = classifyDatabaseFailure(error);
   if (failure === 'INTERNAL') metrics.internalErrors.inc({ where: operation });
+  else if (failure === 'DB_TIMEOUT') metrics.databaseTimeouts.inc({ operation });
   else metrics.databaseErrors.inc({ operation });
   return failure;
 }

@@ -1,5 +1,6 @@
+export { credentialFingerprint, DEMO_TOKEN, SandboxOptionsError } from './accounts.js';
 export { faultConfigSchema } from './faults.js';
-export { DEMO_TOKEN, startSandbox } from './server.js';
+export { startSandbox } from './server.js';
 export type {
   FaultConfig,
   MalformedKind,
@@ -7,6 +8,8 @@ export type {
   RouteFaults,
   RouteName,
   RunningSandbox,
+  SandboxAccountOptions,
   SandboxOptions,
   SandboxOrderView,
+  SandboxRequestRecord,
 } from './types.js';

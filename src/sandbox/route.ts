@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Accounts } from './accounts.js';
 import { type Delays, type FaultInjector, reshapeOrders } from './faults.js';
 import { malformBody } from './malformed.js';
 import { encodeBody, errorBody, negotiateFormat, SandboxHttpError } from './protocol.js';
-import type { Simulator } from './simulator.js';
 import type { RouteName } from './types.js';
 
 export interface RouteDeps {
-  simulator: Simulator;
+  accounts: Accounts;
   faults: FaultInjector;
   delays: Delays;
 }

@@ -1,7 +1,8 @@
 /**
  * The service's routes as the sandbox serves them (balance, quotes, orders, webhooks), each through
  * serveWithFaults (route.ts) so that faults apply to it, and the control API under `/_sandbox` (faults,
- * stepping an order, the ledger), served plainly: tests must be able to steer a sandbox that is failing.
+ * stepping an order, an account's ledger, the accounts' credit, the request log), served plainly: tests must
+ * be able to steer a sandbox that is failing. Service routes act on the account of the request's token.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ZodError } from 'zod';
@@ -17,7 +18,7 @@ import {
   readStringParam,
   requireStringParam,
 } from './protocol.js';
-import { balanceRecord, orderDetail, orderRecord, trackingRecord } from './records.js';
+import { orderDetail, orderRecord, trackingRecord } from './records.js';
 import { type RouteDeps, serve, serveWithFaults } from './route.js';
 import { ORDER_STATUSES, type OrderStatus } from './types.js';
 
@@ -25,9 +26,7 @@ export function registerBalanceRoutes(app: FastifyInstance, deps: RouteDeps): vo
   app.get(
     '/client/balance',
     { config: { access: 'read' } },
-    serveWithFaults(deps, 'balance', () =>
-      balanceRecord(deps.simulator.ledger.holdings(), deps.simulator.creditLimit),
-    ),
+    serveWithFaults(deps, 'balance', ({ account }) => account.balance()),
   );
 }
 
@@ -51,8 +50,8 @@ export function registerQuoteRoutes(app: FastifyInstance, deps: RouteDeps): void
       }
       const amount = new Decimal(amountText);
       if (amount.isZero()) throw badRequest('amount must be greater than zero');
-      const quote = deps.simulator.issueQuote(symbol, amount);
-      return deps.simulator.quotes.toRecord(quote);
+      const quote = request.account.issueQuote(symbol, amount);
+      return request.account.quotes.toRecord(quote);
     }),
   );
 }
@@ -62,8 +61,6 @@ const QUOTE_ID = /^[A-Za-z0-9]{8,9}$/;
 const FX_RATE = /^(?=.{6,7}$)\d+\.\d+$/;
 
 export function registerOrderRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { simulator } = deps;
-
   app.post(
     '/client/order',
     { config: { access: 'write' } },
@@ -76,7 +73,7 @@ export function registerOrderRoutes(app: FastifyInstance, deps: RouteDeps): void
       if (fxRate !== undefined && (typeof fxRate !== 'string' || !FX_RATE.test(fxRate))) {
         throw badRequest('fxRate must be decimal text of 6 to 7 characters, like "5.4321"');
       }
-      return orderRecord(simulator.createOrder(quoteId, fxRate));
+      return orderRecord(request.account.createOrder(quoteId, fxRate));
     }),
   );
 
@@ -87,7 +84,7 @@ export function registerOrderRoutes(app: FastifyInstance, deps: RouteDeps): void
       const query = request.query as Record<string, unknown>;
       const limit = readIntParam(query, 'limit', { default: 20, min: 1, max: 100 });
       const page = readIntParam(query, 'offset', { default: 1, min: 1, max: 1_000_000 });
-      const orders = simulator.ledger.list({
+      const orders = request.account.ledger.list({
         status: readStatus(query),
         symbol: readStringParam(query, 'symbol') || undefined,
         fromMs: readInstantParam(query, 'from'),
@@ -100,13 +97,15 @@ export function registerOrderRoutes(app: FastifyInstance, deps: RouteDeps): void
   app.get(
     '/client/orders/:id',
     { config: { access: 'read' } },
-    serveWithFaults(deps, 'getOrder', (request) => orderDetail(simulator.getOrder(orderId(request)))),
+    serveWithFaults(deps, 'getOrder', (request) => orderDetail(request.account.getOrder(orderId(request)))),
   );
 
   app.get(
     '/client/orders/:id/tracking',
     { config: { access: 'read' } },
-    serveWithFaults(deps, 'tracking', (request) => trackingRecord(simulator.getOrder(orderId(request)))),
+    serveWithFaults(deps, 'tracking', (request) =>
+      trackingRecord(request.account.getOrder(orderId(request))),
+    ),
   );
 }
 
@@ -124,8 +123,6 @@ function readStatus(query: Record<string, unknown>): OrderStatus | undefined {
 }
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const hub = deps.simulator.webhooks;
-
   app.post(
     '/client/webhook/config',
     { config: { access: 'write' } },
@@ -135,14 +132,14 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): vo
       const webhook = readBodyObject(body.webhook);
       if (typeof webhook.methodId !== 'string') throw badRequest('webhook.methodId must be a string');
       if (typeof webhook.active !== 'boolean') throw badRequest('webhook.active must be a boolean');
-      return hub.configure(url, webhook.methodId, webhook.active);
+      return request.account.webhooks.configure(url, webhook.methodId, webhook.active);
     }),
   );
 
   app.get(
     '/client/webhook/config',
     { config: { access: 'read' } },
-    serveWithFaults(deps, 'getWebhookConfig', () => hub.config()),
+    serveWithFaults(deps, 'getWebhookConfig', ({ account }) => account.webhooks.config()),
   );
 
   // The reference gives this endpoint strict bounds (page >= 1, limit 1..100): outside them is a 400.
@@ -153,7 +150,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): vo
       const query = request.query as Record<string, unknown>;
       const page = readIntParam(query, 'page', { default: 1, min: 1, max: 1_000_000 });
       const limit = readIntParam(query, 'limit', { default: 20, min: 1, max: 100 });
-      return hub.logsPage({ page, limit }, (request.params as { id: string }).id);
+      return request.account.webhooks.logsPage({ page, limit }, (request.params as { id: string }).id);
     }),
   );
 
@@ -165,7 +162,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): vo
       const query = request.query as Record<string, unknown>;
       const page = readIntParam(query, 'page', { default: 1, min: 1, max: 1_000_000, clamp: true });
       const limit = readIntParam(query, 'pageSize', { default: 20, min: 1, max: 100, clamp: true });
-      return hub.logsPage({ page, limit });
+      return request.account.webhooks.logsPage({ page, limit });
     }),
   );
 }
@@ -211,13 +208,40 @@ export function registerControlRoutes(app: FastifyInstance, deps: RouteDeps): vo
   app.post(
     '/_sandbox/orders/:id/step',
     admin,
-    serve((request) => orderDetail(deps.simulator.step((request.params as { id: string }).id))),
+    serve((request) => {
+      const id = (request.params as { id: string }).id;
+      return orderDetail(deps.accounts.holding(id).step(id));
+    }),
   );
 
   app.get(
     '/_sandbox/ledger',
     admin,
-    serve(() => ({ orders: deps.simulator.ledger.all().map(viewOrder) })),
+    serve((request) => ({
+      orders: deps.accounts
+        .named(request.query as Record<string, unknown>)
+        .ledger.all()
+        .map(viewOrder),
+    })),
+  );
+
+  // Each account's credit line and holdings, as its own GET /client/balance answers them.
+  app.get(
+    '/_sandbox/accounts',
+    admin,
+    serve(() => ({
+      accounts: deps.accounts.all.map((account) => ({
+        name: account.name,
+        orders: account.ledger.all().length,
+        balance: account.balance(),
+      })),
+    })),
+  );
+
+  app.get(
+    '/_sandbox/requests',
+    admin,
+    serve(() => ({ requests: deps.accounts.log.list() })),
   );
 }
 

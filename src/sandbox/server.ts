@@ -1,9 +1,11 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { parseDecimal } from '../money.js';
+import { type Access, Accounts, RequestLog, resolveAccounts, resolveRequestLogSize } from './accounts.js';
 import { Delays, FaultInjector } from './faults.js';
 import { viewOrder } from './ledger.js';
+import { Lifecycle } from './lifecycle.js';
 import { createRng, deriveSeed, PriceFeed, type PriceSource, ReplayFeed } from './market.js';
-import { type Access, createAuthorizer, errorBody, registerMsgpackParser } from './protocol.js';
+import { errorBody, registerMsgpackParser } from './protocol.js';
 import { send } from './route.js';
 import {
   registerBalanceRoutes,
@@ -21,29 +23,30 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
   }
+  interface FastifyRequest {
+    /** The account the request's token selects, resolved once in the onRequest hook. */
+    account: Simulator;
+  }
 }
-
-export const DEMO_TOKEN = 'sandbox-demo-token';
 
 const PRICE_STREAM = 1;
 const FAULT_STREAM = 2;
 
 /**
  * Starts the simulator of the purchase service on HOST:PORT and resolves once it listens. close() stops
- * lifecycle timers, webhook deliveries, pending injected delays and every open connection.
+ * lifecycle timers, webhook deliveries, pending injected delays and every open connection. Throws a
+ * SandboxOptionsError for accounts it cannot serve (a bad name, a token shared by two accounts).
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const now = options.now ?? Date.now;
   const seed = options.seed ?? 1;
-  const tokens = options.tokens && options.tokens.length > 0 ? options.tokens : [DEMO_TOKEN];
-  const webhooks = new WebhookHub(now);
+  const specs = resolveAccounts(options);
+  const requestLogSize = resolveRequestLogSize(options);
   const deliverer = new WebhookDeliverer({
     format: options.webhookFormat ?? 'json',
     retryDelaysMs: options.webhookRetryDelaysMs ?? [500, 2000, 5000],
     logger: options.logger,
-    onAttempt: (job, attempt) => webhooks.record(job, attempt),
   });
-  webhooks.attach(deliverer);
   const { replay } = options;
   const feed: PriceSource = replay
     ? new ReplayFeed({ ...replay, origin: replay.origin ?? now() }, now)
@@ -51,21 +54,25 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         parseDecimal(options.price ?? '5.4000', 'price'),
         createRng(deriveSeed(seed, PRICE_STREAM)),
       );
-  const simulator = new Simulator({
-    feed,
-    webhooks,
-    creditLimit: parseDecimal(options.creditLimit ?? '1000000.00', 'creditLimit'),
-    stepMs: options.stepMs ?? 1000,
-    now,
-  });
+  const lifecycle = new Lifecycle();
+  const simulators = specs.map(
+    (spec) =>
+      new Simulator({
+        name: spec.name,
+        feed,
+        lifecycle,
+        webhooks: new WebhookHub(deliverer, now),
+        creditLimit: spec.creditLimit,
+        stepMs: options.stepMs ?? 1000,
+        now,
+      }),
+  );
+  const adminToken = options.adminToken ?? specs[0]!.tokens[0]!;
+  const accounts = new Accounts(simulators, specs, adminToken, new RequestLog(requestLogSize, now));
   const faults = new FaultInjector(createRng(deriveSeed(seed, FAULT_STREAM)), options.faults ?? {}, now);
   const delays = new Delays();
-  const app = buildApp(options, {
-    tokens,
-    readTokens: options.readTokens ?? [],
-    adminToken: options.adminToken ?? tokens[0]!,
-  });
-  const deps = { simulator, faults, delays };
+  const app = buildApp(options, accounts);
+  const deps = { accounts, faults, delays };
   registerQuoteRoutes(app, deps);
   registerOrderRoutes(app, deps);
   registerBalanceRoutes(app, deps);
@@ -81,14 +88,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   return {
     url: `http://${host}:${address.port}`,
     port: address.port,
+    accounts: specs.map((spec) => spec.name),
     setFaults: (config) => faults.replace(config),
     step: async (orderId) => {
-      simulator.step(orderId);
+      accounts.holding(orderId).step(orderId);
     },
-    ledger: () => simulator.ledger.all().map(viewOrder),
+    ledger: (account) => {
+      const simulator = account === undefined ? accounts.first : accounts.get(account);
+      if (simulator === undefined) throw new Error(`the sandbox has no account ${account}`);
+      return simulator.ledger.all().map(viewOrder);
+    },
+    requests: () => accounts.log.list(),
     close: () => {
       closing ??= (async () => {
-        simulator.stop();
+        for (const simulator of simulators) simulator.stop();
         delays.cancelAll();
         await deliverer.stop();
         await app.close();
@@ -98,7 +111,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   };
 }
 
-function buildApp(options: SandboxOptions, tokens: Parameters<typeof createAuthorizer>[0]): FastifyInstance {
+function buildApp(options: SandboxOptions, accounts: Accounts): FastifyInstance {
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? 64 * 1024,
@@ -106,10 +119,10 @@ function buildApp(options: SandboxOptions, tokens: Parameters<typeof createAutho
     // Keep-alive clients (undici pools) reuse sockets for longer than Node's 5 s default.
     keepAliveTimeout: 65_000,
   });
-  const authorize = createAuthorizer(tokens);
+  // Only reserves the property (one object shape for every request); the hook below sets it before any route.
+  app.decorateRequest('account', null as unknown as Simulator);
   app.addHook('onRequest', async (request) => {
-    const access = request.routeOptions.config.access ?? 'read';
-    authorize(request, access);
+    request.account = accounts.admit(request, request.routeOptions.config.access ?? 'read');
   });
   registerMsgpackParser(app);
   app.setNotFoundHandler((request, reply) => {

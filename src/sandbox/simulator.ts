@@ -1,14 +1,19 @@
 import { type Decimal, parseDecimal } from '../money.js';
 import { type Order, OrderLedger } from './ledger.js';
-import { Lifecycle } from './lifecycle.js';
+import type { Lifecycle } from './lifecycle.js';
 import type { PriceSource } from './market.js';
 import { badRequest, notFound, SandboxHttpError } from './protocol.js';
 import { type IssuedQuote, QuoteBook } from './quotes.js';
-import { computeCredit, orderRecord } from './records.js';
+import { balanceRecord, computeCredit, orderRecord } from './records.js';
 import type { WebhookHub } from './webhooks.js';
 
 export interface SimulatorSettings {
+  /** The account's name. */
+  name: string;
+  /** The market: shared by every account. */
   feed: PriceSource;
+  /** Shared too: the withdrawals of every account land in one chain's blocks. */
+  lifecycle: Lifecycle;
   webhooks: WebhookHub;
   creditLimit: Decimal;
   stepMs: number;
@@ -16,7 +21,8 @@ export interface SimulatorSettings {
 }
 
 /**
- * The service's business state without HTTP: quotes, orders and their lifecycle, credit. With stepMs > 0
+ * One account's business state at the service, without HTTP: its quotes, orders and their lifecycle, credit
+ * and webhooks. Only the price feed is shared between accounts. With stepMs > 0
  * each order advances one state every stepMs from its creation; otherwise only explicit steps move it.
  */
 export class Simulator {
@@ -24,7 +30,8 @@ export class Simulator {
   readonly ledger = new OrderLedger();
   readonly webhooks: WebhookHub;
   readonly creditLimit: Decimal;
-  private readonly lifecycle = new Lifecycle();
+  readonly name: string;
+  private readonly lifecycle: Lifecycle;
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private stopped = false;
 
@@ -32,6 +39,8 @@ export class Simulator {
     this.quotes = new QuoteBook(settings.feed, settings.now);
     this.webhooks = settings.webhooks;
     this.creditLimit = settings.creditLimit;
+    this.name = settings.name;
+    this.lifecycle = settings.lifecycle;
   }
 
   private now(): number {
@@ -65,6 +74,11 @@ export class Simulator {
     this.webhooks.publish('order', orderRecord(order));
     this.scheduleStep(order);
     return order;
+  }
+
+  /** The balance record of GET /client/balance. */
+  balance(): Record<string, unknown> {
+    return balanceRecord(this.ledger.holdings(), this.creditLimit);
   }
 
   getOrder(id: string): Order {

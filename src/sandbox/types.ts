@@ -75,15 +75,32 @@ export interface RouteFaults {
 
 export type FaultConfig = Partial<Record<RouteName | '*', RouteFaults>>;
 
+/** One account of a sandbox that serves several: its own orders, quotes, credit line and webhooks. */
+export interface SandboxAccountOptions {
+  /** Lowercase letters, digits and hyphens; unique. */
+  name: string;
+  /** The account's full-access token: a request carrying it acts on this account. */
+  token: string;
+  /** Read-only tokens of this account. */
+  readTokens?: string[];
+  /** Decimal text; default the sandbox's `creditLimit`. */
+  creditLimit?: string;
+}
+
 export interface SandboxOptions {
   /** Default 0 (ephemeral) in-process; the CLI defaults to 8080. */
   port?: number;
   host?: string;
-  /** Full-access tokens; default [DEMO_TOKEN]. */
+  /**
+   * Several accounts, each selected by its tokens; the first is the control API's default. Not together
+   * with `tokens`/`readTokens`, which make one account named `default`.
+   */
+  accounts?: SandboxAccountOptions[];
+  /** Full-access tokens of the one account; default [DEMO_TOKEN]. */
   tokens?: string[];
-  /** Read-only tokens. */
+  /** Read-only tokens of the one account. */
   readTokens?: string[];
-  /** Token of the control API; default tokens[0]. */
+  /** Token of the control API; default the first account's first token. */
   adminToken?: string;
   /** Lifecycle step interval per order; 0 = only when stepped through the control API. Default 1000. */
   stepMs?: number;
@@ -98,7 +115,7 @@ export interface SandboxOptions {
   webhookFormat?: 'json' | 'msgpack';
   /** Delays before each retry; default [500, 2000, 5000] (3 retries). */
   webhookRetryDelaysMs?: number[];
-  /** Decimal text; default '1000000.00'. */
+  /** Decimal text, the credit line of every account without its own; default '1000000.00'. */
   creditLimit?: string;
   faults?: FaultConfig;
   /** Clock in ms; tests pass a fake clock to test expiry without waiting. */
@@ -106,6 +123,21 @@ export interface SandboxOptions {
   logger?: Logger;
   /** Request body size limit in bytes; default 64 KiB. */
   bodyLimit?: number;
+  /** How many of the last requests' credentials the request log keeps; default 1000. */
+  requestLogSize?: number;
+}
+
+/** One request as the request log keeps it: never the credential, only its fingerprint. */
+export interface SandboxRequestRecord {
+  /** ISO 8601, by the sandbox's clock. */
+  at: string;
+  method: string;
+  /** Without the query string. */
+  path: string;
+  /** The account whose token it carried; "unknown" for none (no token, an unknown one, the control API's own). */
+  account: string;
+  /** SHA-256 (hex) of the bearer token (of the whole Authorization header when it is not "Bearer <token>"); null without one. */
+  credential: string | null;
 }
 
 /** One order as the sandbox's own books see it: money as decimal text. */
@@ -130,9 +162,14 @@ export interface RunningSandbox {
   port: number;
   /** Replaces the fault config. */
   setFaults(faults: FaultConfig): void;
-  /** Advances one lifecycle step and emits its event. */
+  /** The names of the accounts, in the order given; `['default']` for a sandbox started with tokens. */
+  accounts: readonly string[];
+  /** Advances one lifecycle step of an order of any account and emits its event. */
   step(orderId: string): Promise<void>;
-  ledger(): SandboxOrderView[];
+  /** The orders of one account; default the first. */
+  ledger(account?: string): SandboxOrderView[];
+  /** The last requests' credentials, oldest first (see `requestLogSize`). */
+  requests(): SandboxRequestRecord[];
   /** Idempotent; stops timers and webhook deliveries. */
   close(): Promise<void>;
 }

@@ -26,20 +26,18 @@ export interface WebhookConfigRecord {
 }
 
 /**
- * Webhook configuration and delivery log. Per the assumptions table each POST sets the one URL and switches
- * one event kind (its methodId); events are published only for active kinds once a URL is set.
+ * One account's webhook configuration and delivery log. Per the assumptions table each POST sets the one URL
+ * and switches one event kind (its methodId); events are published only for active kinds once a URL is set.
  */
 export class WebhookHub {
   private url: string | null = null;
   private readonly active = new Set<WebhookEventKind>();
   private readonly logs: WebhookLogEntry[] = [];
-  private deliverer: WebhookDeliverer | undefined;
 
-  constructor(private readonly now: () => number) {}
-
-  attach(deliverer: WebhookDeliverer): void {
-    this.deliverer = deliverer;
-  }
+  constructor(
+    private readonly deliverer: WebhookDeliverer,
+    private readonly now: () => number,
+  ) {}
 
   configure(url: string, methodId: string, active: boolean): WebhookConfigRecord {
     const kind = parseEventKind(methodId);
@@ -61,11 +59,12 @@ export class WebhookHub {
   }
 
   publish(kind: WebhookEventKind, data: unknown): void {
-    if (this.url === null || !this.active.has(kind) || this.deliverer === undefined) return;
-    this.deliverer.deliver({ url: this.url, methodId: kind, payload: { event: kind, data } });
+    if (this.url === null || !this.active.has(kind)) return;
+    const job = { url: this.url, methodId: kind, payload: { event: kind, data } };
+    this.deliverer.deliver(job, (attempt) => this.record(job, attempt));
   }
 
-  record(job: DeliveryJob, attempt: DeliveryAttempt): void {
+  private record(job: DeliveryJob, attempt: DeliveryAttempt): void {
     this.logs.push({
       id: String(this.logs.length + 1),
       methodId: job.methodId,
@@ -105,8 +104,6 @@ export interface DeliverySettings {
   format: WireFormat;
   retryDelaysMs: readonly number[];
   logger: Logger | undefined;
-  /** Called after every attempt, successful or not. */
-  onAttempt: (job: DeliveryJob, attempt: DeliveryAttempt) => void;
 }
 
 export interface DeliveryJob {
@@ -119,7 +116,8 @@ const ATTEMPT_TIMEOUT_MS = 5_000;
 
 /**
  * Posts events to the configured URL: one attempt now, then one retry per configured delay while the answer
- * is not 2xx or the connection fails. Stopping aborts the attempts in flight and drops pending retries.
+ * is not 2xx or the connection fails. Stopping aborts the attempts in flight and drops pending retries. One
+ * deliverer serves every account; each job reports its attempts to its own account's log.
  */
 export class WebhookDeliverer {
   private readonly agent = new Agent({ headersTimeout: ATTEMPT_TIMEOUT_MS, bodyTimeout: ATTEMPT_TIMEOUT_MS });
@@ -129,8 +127,9 @@ export class WebhookDeliverer {
 
   constructor(private readonly settings: DeliverySettings) {}
 
-  deliver(job: DeliveryJob): void {
-    void this.attempt(job, 1);
+  /** `onAttempt` is called after every attempt, successful or not. */
+  deliver(job: DeliveryJob, onAttempt: (attempt: DeliveryAttempt) => void): void {
+    void this.attempt(job, 1, onAttempt);
   }
 
   async stop(): Promise<void> {
@@ -142,7 +141,11 @@ export class WebhookDeliverer {
     await this.agent.destroy();
   }
 
-  private async attempt(job: DeliveryJob, attempt: number): Promise<void> {
+  private async attempt(
+    job: DeliveryJob,
+    attempt: number,
+    onAttempt: (attempt: DeliveryAttempt) => void,
+  ): Promise<void> {
     if (this.stopped) return;
     const { payload, contentType } = encodeBody(this.settings.format, job.payload);
     const controller = new AbortController();
@@ -165,7 +168,7 @@ export class WebhookDeliverer {
     } finally {
       this.inFlight.delete(controller);
     }
-    this.settings.onAttempt(job, result);
+    onAttempt(result);
     // Only the origin is logged: receivers carry their secret in the path (POST /webhooks/<secret>).
     this.settings.logger?.info(
       { ...result, url: new URL(job.url).origin, methodId: job.methodId },
@@ -175,7 +178,7 @@ export class WebhookDeliverer {
     if (result.success || delay === undefined || this.stopped) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      void this.attempt(job, attempt + 1);
+      void this.attempt(job, attempt + 1, onAttempt);
     }, delay);
     this.timers.add(timer);
   }

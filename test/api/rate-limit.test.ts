@@ -107,3 +107,76 @@ describe('rate limits', () => {
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(2_000);
   });
 });
+
+/**
+ * The pace learnt from the service's 429s (issue 32, item 4): additive increase, multiplicative decrease,
+ * never above TREASURY_API_RATE_LIMIT. The gate's own clock is injected; admissions that would wait are not
+ * awaited (their slots are what the test reads) and are called off after each test.
+ */
+describe('the pace learnt from 429s', () => {
+  let waits = new AbortController();
+  afterEach(() => {
+    waits.abort();
+    waits = new AbortController();
+  });
+
+  function gateAt(ratePerSecond?: number) {
+    let now = 10_000;
+    const paces: number[] = [];
+    const gate = createServiceGate({
+      ...(ratePerSecond === undefined ? {} : { ratePerSecond }),
+      now: () => now,
+      onPace: (pace) => paces.push(pace),
+    });
+    const admit = () => void gate.admit('getBalance', waits.signal).catch(() => undefined);
+    return {
+      gate,
+      paces,
+      admit,
+      advance(ms: number) {
+        now += ms;
+      },
+    };
+  }
+
+  it('has none before the first 429 without a configured rate, then keeps 0.8 of what the service accepted', () => {
+    const { gate, paces, admit } = gateAt();
+    expect(gate.pace()).toBeUndefined();
+    for (let i = 0; i < 20; i++) admit();
+    for (let i = 0; i < 5; i++) gate.answered();
+    gate.pause('getQuote', 1_000);
+    expect(gate.pace()).toBe(4);
+    // The other 429s of the same burst say nothing new: one decrease a second.
+    gate.pause('getQuote', 1_000);
+    expect(paces).toEqual([4]);
+  });
+
+  it('never goes below one request a second, and before any answer starts from the rate it sent', () => {
+    const { gate, admit, advance } = gateAt();
+    for (let i = 0; i < 10; i++) admit();
+    gate.pause('getQuote', 1_000);
+    expect(gate.pace()).toBe(8);
+    for (let round = 0; round < 12; round++) {
+      advance(1_000);
+      gate.pause('getQuote', 1_000);
+    }
+    expect(gate.pace()).toBe(1);
+  });
+
+  it('adds one request a second per 5 s with requests queued for the pace, none while idle, never above the cap', () => {
+    const { gate, admit, advance } = gateAt(6);
+    for (let i = 0; i < 5; i++) gate.answered();
+    gate.pause('getQuote', 0);
+    expect(gate.pace()).toBe(4);
+    // Idle for a minute: nothing earned.
+    advance(60_000);
+    admit();
+    expect(gate.pace()).toBe(4);
+    // Busy: requests queue behind the pace.
+    for (let second = 0; second < 30; second++) {
+      advance(1_000);
+      for (let i = 0; i < 8; i++) admit();
+    }
+    expect(gate.pace()).toBe(6);
+  });
+});

@@ -17,7 +17,7 @@ function quoteOf(totalCost: string, suffix: number): QuoteInput {
     price: new Decimal('5.4321'),
     totalCost: new Decimal(totalCost),
     totalFilled: new Decimal('18.409086'),
-    expiresIn: 5,
+    expiresIn: new Decimal('5'),
     requestedAt: now,
     receivedAt: now,
     deadlineAt: new Date(now.getTime() + 4_000),

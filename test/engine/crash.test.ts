@@ -172,7 +172,9 @@ function reconcilerContext(test: TestDatabase, url: string, now: Date): EngineCo
     settings: engineSchema.parse(ENGINE),
     dryRun: false,
     replicaId: 'final-reconciler',
+    cyclesInFlight: new Set(),
     clock,
+    apiPace: () => undefined,
     killSwitch: new KillSwitch({ control: test.database.control, cacheMs: 1_000, clock }),
     tolerances: DEFAULT_QUOTE_TOLERANCES,
   };

@@ -42,11 +42,13 @@ describe('database failures as the engine reports them', () => {
     expect(await metricValue(metrics, 'treasury_database_errors_total', { operation: 'claim_slot' })).toBe(1);
   });
 
-  it('reports a database that does not answer in time as DB_UNAVAILABLE', async () => {
+  it('reports a call cut by our own time limit as DB_TIMEOUT (outcome unknown), never as an outage', async () => {
     const silent = new Promise<never>(() => {});
     const failure = await withDatabase(context(), 'silent', () => silent, 20).catch(
       (error: unknown) => error,
     );
-    expect(errorCodeOf(failure)).toBe('DB_UNAVAILABLE');
+    expect(errorCodeOf(failure)).toBe('DB_TIMEOUT');
+    expect(await metricValue(metrics, 'treasury_database_timeouts_total', { operation: 'silent' })).toBe(1);
+    expect(await metricValue(metrics, 'treasury_database_errors_total', { operation: 'silent' })).toBe(0);
   });
 });

@@ -37,7 +37,7 @@ describe('replica liveness', () => {
       price: d('5.4000'),
       totalCost: d('100.00'),
       totalFilled: d('18.518518'),
-      expiresIn: 5,
+      expiresIn: d('5'),
       requestedAt: now,
       receivedAt: now,
       deadlineAt: now,

@@ -210,7 +210,7 @@ async function unsureCycle(database: Database, index: number): Promise<number> {
     price: new Decimal('5.40'),
     totalCost: new Decimal('100.00'),
     totalFilled: new Decimal('18.51'),
-    expiresIn: 5,
+    expiresIn: new Decimal('5'),
     requestedAt: now,
     receivedAt: now,
     deadlineAt: now,

@@ -31,7 +31,7 @@ describe('crash recovery', () => {
       price: d('5.4'),
       totalCost: d('99.99'),
       totalFilled: d('18.516666'),
-      expiresIn: 5,
+      expiresIn: d('5'),
       requestedAt: now,
       receivedAt: now,
       deadlineAt: now,

@@ -9,16 +9,18 @@ export interface ReplicaRecord {
   pid: number;
   startedAt: Date;
   heartbeatAt: Date;
+  /** Requests per second the replica allows itself at the service, as of its last beat; null: no pace. */
+  apiPace: number | null;
 }
 
 export interface ReplicasRepository {
   /** Registers this process (or refreshes its row) with a first heartbeat. */
   register(replica: { id: string; host: string; pid: number }): Promise<void>;
   /**
-   * Beats, and registers again a replica the others took for dead (a long pause, a database outage) and
-   * forgot: its next cycles must have a live owner again.
+   * Beats with the replica's pace at the service, and registers again a replica the others took for dead (a
+   * long pause, a database outage) and forgot: its next cycles must have a live owner again.
    */
-  heartbeat(replica: { id: string; host: string; pid: number }): Promise<void>;
+  heartbeat(replica: { id: string; host: string; pid: number; apiPace?: number }): Promise<void>;
   /** A clean stop: the row goes, after the process drained its work. */
   remove(id: string): Promise<void>;
   list(): Promise<ReplicaRecord[]>;
@@ -41,22 +43,23 @@ export function createReplicasRepository(
       const values = { id, host, pid, startedAt: now, heartbeatAt: now };
       await db.insert(replicas).values(values).onConflictDoUpdate({ target: replicas.id, set: values });
     },
-    async heartbeat({ id, host, pid }) {
+    async heartbeat({ id, host, pid, apiPace }) {
       const now = clock();
+      const pace = apiPace === undefined ? null : String(apiPace);
       await db
         .insert(replicas)
-        .values({ id, host, pid, startedAt: now, heartbeatAt: now })
-        .onConflictDoUpdate({ target: replicas.id, set: { heartbeatAt: now } });
+        .values({ id, host, pid, startedAt: now, heartbeatAt: now, apiPace: pace })
+        .onConflictDoUpdate({ target: replicas.id, set: { heartbeatAt: now, apiPace: pace } });
     },
     async remove(id) {
       await db.delete(replicas).where(eq(replicas.id, id));
     },
     async list() {
-      return db.select().from(replicas).orderBy(replicas.startedAt);
+      return (await db.select().from(replicas).orderBy(replicas.startedAt)).map(toReplica);
     },
     async listGone(silentMs) {
       const before = new Date(clock().getTime() - silentMs);
-      return db.select().from(replicas).where(lt(replicas.heartbeatAt, before));
+      return (await db.select().from(replicas).where(lt(replicas.heartbeatAt, before))).map(toReplica);
     },
     async releaseLeases(ids) {
       if (ids.length === 0) return { cycles: 0, orders: 0 };
@@ -91,4 +94,9 @@ export function createReplicasRepository(
       });
     },
   };
+}
+
+/** A pace is a figure to show, not money: a JS number is exact enough for it. */
+function toReplica({ apiPace, ...row }: typeof replicas.$inferSelect): ReplicaRecord {
+  return { ...row, apiPace: apiPace === null ? null : Number(apiPace) };
 }

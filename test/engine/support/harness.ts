@@ -4,7 +4,14 @@
  * registry, and a logger whose every line is captured. Nothing of ours is mocked.
  */
 import { Writable } from 'node:stream';
-import { createPurchaseClient, type PurchaseClient, type RequestEvent } from '../../../src/api/index.js';
+import {
+  createPurchaseClient,
+  createServiceGate,
+  type PurchaseClient,
+  type RequestEvent,
+  type ServiceGate,
+  type ServiceGateOptions,
+} from '../../../src/api/index.js';
 import { type EngineSettings, engineSchema } from '../../../src/config/index.js';
 import type { CycleTrigger, Database } from '../../../src/db/index.js';
 import {
@@ -12,6 +19,7 @@ import {
   createApiObserver,
   type EngineContext,
   KillSwitch,
+  observeGate,
   recordStrategiesSeen,
   runCycle,
 } from '../../../src/engine/index.js';
@@ -39,6 +47,8 @@ export interface EngineBench {
   database: Database;
   client: PurchaseClient;
   metrics: Metrics;
+  /** The client's gate, when the options asked for one. */
+  gate: ServiceGate | undefined;
   context: EngineContext;
   lines: LogLine[];
   requests: RequestEvent[];
@@ -59,6 +69,11 @@ export interface BenchOptions {
   replicaId?: string;
   /** Reuse a database (a second replica on the same one). */
   test?: TestDatabase;
+  /**
+   * A gate for the client (its pace and a 429's pause), observed as the worker's is; without it requests
+   * leave at once and a 429 pauses nothing.
+   */
+  gate?: Omit<ServiceGateOptions, 'onPause' | 'onPace'>;
 }
 
 export function engineSettings(overrides: Record<string, unknown> = {}): EngineSettings {
@@ -79,17 +94,6 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
   bench.lines = [];
   bench.requests = [];
   bench.metrics = createMetrics({ defaultMetrics: false });
-  const observer = createApiObserver(bench.metrics);
-  bench.client = createPurchaseClient({
-    baseUrl: bench.sandbox.url,
-    token: DEMO_TOKEN,
-    retry: { baseDelayMs: 5, maxDelayMs: 20 },
-    onRequest: (event) => {
-      observer.onRequest(event);
-      bench.requests.push(event);
-      bench.onRequest?.(event);
-    },
-  });
   const logger = createLogger({
     level: 'debug',
     secrets: [DEMO_TOKEN],
@@ -100,6 +104,19 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
       },
     }),
   });
+  const observer = createApiObserver(bench.metrics);
+  bench.gate = options.gate && createServiceGate({ ...options.gate, ...observeGate(bench.metrics, logger) });
+  bench.client = createPurchaseClient({
+    baseUrl: bench.sandbox.url,
+    token: DEMO_TOKEN,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    ...(bench.gate ? { gate: bench.gate } : {}),
+    onRequest: (event) => {
+      observer.onRequest(event);
+      bench.requests.push(event);
+      bench.onRequest?.(event);
+    },
+  });
   const clock = options.clock ?? (() => new Date());
   bench.context = {
     database: bench.database,
@@ -109,7 +126,9 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
     settings: engineSettings(options.engine),
     dryRun: options.dryRun ?? false,
     replicaId: options.replicaId ?? 'test-replica',
+    cyclesInFlight: new Set(),
     clock,
+    apiPace: () => bench.gate?.pace(),
     killSwitch: new KillSwitch({
       control: bench.database.control,
       cacheMs: 1_000,

@@ -29,7 +29,7 @@ export async function recordUnsureCycle(
     price: d(UNSURE_PRICE),
     totalCost: strategy().amount,
     totalFilled: strategy().amount,
-    expiresIn: 5,
+    expiresIn: d('5'),
     requestedAt: at,
     receivedAt: at,
     deadlineAt: at,
