@@ -34,7 +34,10 @@ export async function processMemory(pid: number | undefined): Promise<ProcessMem
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
     const kibibytes = (field: string) =>
       Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]);
-    return { rssMb: mebibytes(kibibytes('VmRSS')), peakRssMb: mebibytes(kibibytes('VmHWM')) };
+    const rssMb = mebibytes(kibibytes('VmRSS'));
+    // The kernel raises VmHWM lazily (from its per-thread RSS counters), so a reading may show the current RSS a
+    // little above the mark; the peak is never below what is resident now.
+    return { rssMb, peakRssMb: Math.max(rssMb, mebibytes(kibibytes('VmHWM'))) };
   } catch {
     return { rssMb: Number.NaN, peakRssMb: Number.NaN };
   }

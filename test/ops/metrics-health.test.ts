@@ -206,6 +206,8 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
         startedAt: expect.any(String),
         lastHeartbeat: expect.any(String),
         inFlightCycles: expect.any(Number),
+        // No 429 was met, so no pace was learnt and none is configured.
+        apiPace: null,
       },
     ]);
     expect(Date.now() - Date.parse(status.replicas[0].lastHeartbeat)).toBeLessThan(10_000);
