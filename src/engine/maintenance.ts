@@ -10,13 +10,14 @@ import { gaugeValue } from '../observability/metrics.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import type { Strategy } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
-import { resumeApprovedCycle } from './cycle.js';
+import { endApprovedCycle, resumeApprovedCycle } from './cycle.js';
 import { withDatabase } from './engine-errors.js';
 import { type ExternalScanResult, recordExternalOrders } from './external-orders.js';
 import { ExternalScanWindow } from './external-scan-window.js';
 import type { CycleReport } from './outcomes.js';
 import { type ReconcileResult, reconcileUnsureCycles } from './reconcile.js';
 import { type RecoveryResult, recoverAbandonedCycles } from './recovery.js';
+import { strategyOfParkedVersion } from './strategy-versions.js';
 
 /** Arbitrary constant shared by every replica: "treasury-bot external order scan". */
 const EXTERNAL_SCAN_LOCK_KEY = '7304116215388002';
@@ -149,8 +150,15 @@ export class Maintenance {
       const [approved] = claimed;
       if (!approved) break;
       // One at a time: each runs on its own fresh quote, which must not wait behind another's.
-      const strategy = running.find((candidate) => candidate.name === approved.cycle.strategy)!;
-      resumed.push(await resumeApprovedCycle(context, strategy, approved.cycle, approved.approvedMaxPrice));
+      const current = running.find((candidate) => candidate.name === approved.cycle.strategy)!;
+      const parked = await strategyOfParkedVersion(context, current, approved.cycle).catch(
+        (error: unknown) => ({ gone: `its strategy version could not be read: ${errorCodeOf(error)}` }),
+      );
+      resumed.push(
+        'gone' in parked
+          ? await endApprovedCycle(context, approved.cycle, parked.gone)
+          : await resumeApprovedCycle(context, parked.strategy, approved.cycle, approved.approvedMaxPrice),
+      );
     }
     return { expired, resumed };
   }

@@ -6,9 +6,15 @@ import {
   KillSwitch,
   Maintenance,
   recordStrategiesSeen,
+  resolveStrategyVersions,
   runCycle,
 } from '../../src/engine/index.js';
-import type { DcaStrategy, Strategy } from '../../src/strategy/index.js';
+import {
+  type DcaStrategy,
+  parseStrategyText,
+  type Strategy,
+  strategyHash,
+} from '../../src/strategy/index.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
@@ -257,6 +263,68 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
       passed: false,
       detail: { approvedMaxPrice: '1' },
     });
+  });
+
+  /** The strategy as a file holding `amount` would run it, recorded as a version (changes apply at once). */
+  async function versioned(name: string, amount: string): Promise<Strategy> {
+    const text = `name: ${name}
+kind: dca
+symbol: USDTBRL
+amount: "${amount}"
+schedule: "* * * * * *"
+approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5" }
+`;
+    const parsed = parseStrategyText(text, `${name}.yaml`);
+    expect(parsed.problems).toEqual([]);
+    const strategies = parsed.strategies.map((entry) => entry.strategy);
+    const loaded = { valid: true as const, files: [], strategies, texts: new Map([[name, text]]) };
+    const { running } = await resolveStrategyVersions(bench.context, loaded, {
+      changes: 'apply',
+      actor: 'automation',
+    });
+    expect(strategyHash(running[0]!)).toBe(strategyHash(strategies[0]!));
+    await recordStrategiesSeen(bench.context, running);
+    return running[0]!;
+  }
+
+  it('buys the parked version’s amount when the strategy changed after the approval', async () => {
+    nameCount += 1;
+    const name = `approval-${nameCount}`;
+    const first = await versioned(name, '100.00');
+    const report = await bench.run(first, freshSlot());
+    expect(report.outcome).toBe('awaiting-approval');
+    const cycleId = (await bench.database.cycles.getBySlot(name, new Date(report.slot)))!.id;
+    await control.approve(cycleId, 'ana');
+    await control.approve(cycleId, 'bruno');
+    // The file now says 10,000 and applies at once: the approval was for 100.00 under version 1.
+    const second = await versioned(name, '10000.00');
+    expect(second.version).toBe(2);
+    const [resumed] = (await resumeWith(second)).approvals!.resumed;
+    expect(resumed).toMatchObject({ outcome: 'placed', amount: '100' });
+    const order = bench.sandbox.ledger().find((candidate) => candidate.quoteId === resumed!.quoteId);
+    expect(order?.amount).toBe('100');
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ strategyVersion: 1 });
+  });
+
+  it('ends an approved cycle whose parked version cannot be run again, with the reason, and says so', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    await control.approve(cycleId, 'ana');
+    await control.approve(cycleId, 'bruno');
+    // No stored version to rebuild (the cycle ran before versions), and the strategy now buys 10,000.
+    const quotesBefore = quoteRequests();
+    const [resumed] = (await resumeWith({ ...subject, amount: d('10000.00') })).approvals!.resumed;
+    expect(resumed).toMatchObject({ outcome: 'failed', reason: 'approved_version_gone', orderId: null });
+    expect(quoteRequests()).toBe(quotesBefore);
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({
+      state: 'failed',
+      reasonCode: 'approved_version_gone',
+    });
+    const failed = (await bench.database.notifications.listRecent(500)).find(
+      (message) => message.type === 'order_failed' && message.data.cycleId === cycleId,
+    );
+    expect(failed?.data).toMatchObject({ reason: 'approved_version_gone' });
   });
 
   it('counts a parked cycle against the budget until it ends', async () => {
