@@ -419,7 +419,7 @@ export const approvalRequests = pgTable(
     expiresAt: instant('expires_at').notNull(),
     parkedPrice: moneyColumn('parked_price').notNull(),
     defaultMaxPrice: moneyColumn('default_max_price').notNull(),
-    /** The price the fresh quote may have at most: the lowest any approver named, else the default. */
+    /** The price the fresh quote may have at most: the lowest of every approver's (a blank is the default). */
     approvedMaxPrice: moneyColumn('approved_max_price'),
     decision: text('decision'),
     decidedAt: instant('decided_at'),

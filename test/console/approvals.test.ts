@@ -149,17 +149,17 @@ describe('console approvals', () => {
     const approver = clients.get('approver')!;
     const answer = await approver.post(`/cycles/${id}/approve`, {
       _csrf: await approver.csrfFrom('/approvals'),
-      maxPrice: '5.9000',
+      maxPrice: '5.4100',
       back: '/approvals',
     });
     expect(answer.status, answer.body).toBe(303);
     const record = await bench.database.approvals.forCycle(id);
     expect(record).toMatchObject({ decision: 'approved', decidedBy: 'approver' });
-    expect(record?.approvedMaxPrice?.toString()).toBe('5.9');
+    expect(record?.approvedMaxPrice?.toString()).toBe('5.41');
     const page = await clients.get('viewer')!.get(`/cycles/${id}`);
     expect(page.body).toContain('<h2>Approval</h2>');
     expect(page.body).toMatch(/approved<\/span> <time[^>]*>[^<]*<\/time> by approver/);
-    expect(page.body).toContain('approved at most 5.9');
+    expect(page.body).toContain('approved at most 5.41');
   });
 
   it("shows the domain's refusals as 409 pages: one's own envelope, a cycle already decided", async () => {

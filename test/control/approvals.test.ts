@@ -327,6 +327,23 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
     expect(failed?.data).toMatchObject({ reason: 'approved_version_gone' });
   });
 
+  it('caps the price at the lowest limit of every approver, a blank one being the default', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    const [parked] = (await control.listParked()).filter((p) => p.cycle.id === cycleId);
+    // ana agreed to the default; bruno to anything up to 9.0000: the cap is what both agreed to.
+    await control.approve(cycleId, 'ana');
+    const second = await control.approve(cycleId, 'bruno', { maxPrice: d('9.0000') });
+    expect(second.approvedMaxPrice?.toString()).toBe(parked!.defaultMaxPrice.toString());
+    // A named limit below the default is the cap.
+    const other = guarded();
+    const otherReport = await bench.run(other, freshSlot());
+    const otherId = (await bench.database.cycles.getBySlot(other.name, new Date(otherReport.slot)))!.id;
+    await control.approve(otherId, 'ana', { maxPrice: d('1.2345') });
+    expect((await control.approve(otherId, 'bruno')).approvedMaxPrice?.toString()).toBe('1.2345');
+  });
+
   it('counts a parked cycle against the budget until it ends', async () => {
     const subject = guarded({ budget: { perDay: d('150.00') } });
     expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');

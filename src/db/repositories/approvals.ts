@@ -554,14 +554,16 @@ async function moveParked(
   return row;
 }
 
-/** The lowest maximum price any approver named, else the default (the parked price plus the tolerance). */
+/**
+ * The lowest of every approver's limit, where an approver who named none agreed to the default (the parked
+ * price plus the tolerance): no approver's limit is ever above what the cycle may be bought at.
+ */
 async function lowestMaxPrice(tx: DrizzleExecutor, cycleId: number, fallback: Decimal): Promise<Decimal> {
   const named = await tx
     .select({ maxPrice: approvals.maxPrice })
     .from(approvals)
     .where(and(eq(approvals.subjectKind, 'cycle'), eq(approvals.subjectId, cycleId)));
-  const prices = named.flatMap((row) => (row.maxPrice === null ? [] : [row.maxPrice]));
-  return prices.length === 0 ? fallback : Decimal.min(...prices);
+  return Decimal.min(fallback, ...named.map((row) => row.maxPrice ?? fallback));
 }
 
 async function approversOf(
