@@ -330,6 +330,8 @@ export const users = pgTable(
   },
   (table) => [
     uniqueIndex('users_name_key').on(table.name),
+    // Names are case-insensitive: stored folded (migration 0012), so `Ana` and `ana` are one person.
+    check('users_name_folded_check', sql`${table.name} = lower(${table.name})`),
     check('users_role_check', sql`${table.role} in ('viewer', 'operator', 'approver', 'admin')`),
   ],
 );

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allows } from '../../src/console/permissions.js';
 import { type ApprovalControl, createApprovalControl } from '../../src/control/index.js';
-import { type Database, openConsoleStore, openDatabase } from '../../src/db/index.js';
+import { APPROVER_ROLES, type Database, openConsoleStore, openDatabase, ROLES } from '../../src/db/index.js';
 import {
   type EngineContext,
   KillSwitch,
@@ -36,6 +37,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     test = await createTestDatabase(backend, { routeNotifications: () => ['desk'] });
     bench = await startEngineBench({ replicaId: 'replica-a', test });
     control = createApprovalControl(bench.database);
+    await addPeople(bench.database, APPROVERS);
   });
   afterAll(async () => {
     await bench.close();
@@ -344,6 +346,108 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
     expect((await control.approve(otherId, 'bruno')).approvedMaxPrice?.toString()).toBe('1.2345');
   });
 
+  it('counts one person once whatever the case of the name', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    expect((await control.approve(cycleId, 'ana')).approvedBy).toEqual(['ana']);
+    await expect(control.approve(cycleId, 'Ana')).rejects.toMatchObject({
+      code: 'ALREADY_APPROVED_BY_PERSON',
+    });
+    expect((await bench.database.cycles.get(cycleId))?.state).toBe('awaiting_approval');
+    await recordStrategiesSeen(bench.context, [subject]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: subject.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+      },
+      'Carla',
+    );
+    expect(envelope.createdBy).toBe('carla');
+    await expect(control.approveEnvelope(envelope.id, 'CARLA')).rejects.toMatchObject({
+      code: 'APPROVER_IS_REQUESTER',
+    });
+  });
+
+  it('lets only enabled people with the approve permission decide', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    await expect(control.approve(cycleId, 'nobody')).rejects.toMatchObject({ code: 'PERSON_UNKNOWN' });
+    await expect(control.approve(cycleId, 'victor')).rejects.toMatchObject({ code: 'PERSON_CANNOT_APPROVE' });
+    await expect(control.approve(cycleId, 'olga')).rejects.toMatchObject({ code: 'PERSON_CANNOT_APPROVE' });
+    await expect(control.reject(cycleId, 'victor', 'no')).rejects.toMatchObject({
+      code: 'PERSON_CANNOT_APPROVE',
+    });
+    await expect(control.approve(cycleId, 'dora')).rejects.toMatchObject({ code: 'PERSON_DISABLED' });
+    await expect(control.approve(cycleId, 'automation')).rejects.toMatchObject({ code: 'PERSON_UNKNOWN' });
+    expect(await bench.database.approvals.forCycle(cycleId)).toMatchObject({ approvals: [], decision: null });
+  });
+
+  it('stops counting the approvals of a person disabled before the purchase', async () => {
+    const people = openConsoleStore(bench.database).people;
+    await addPeople(bench.database, ['gil', 'hana', 'ivo', 'joao']);
+    // A cycle two people approved, not yet bought: disabling one puts it back in the queue.
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    await control.approve(cycleId, 'gil');
+    expect((await control.approve(cycleId, 'hana')).cycle.state).toBe('approved');
+    await people.disable('hana', 'admin');
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'awaiting_approval' });
+    expect((await resumeWith(subject)).approvals?.resumed).toEqual([]);
+    expect((await control.approve(cycleId, 'ivo')).cycle.state).toBe('approved');
+    expect((await resumeWith(subject)).approvals?.resumed[0]).toMatchObject({ outcome: 'placed' });
+
+    // An envelope two people approved: disabling one makes it cover nothing until another approves.
+    const covered = guarded();
+    await recordStrategiesSeen(bench.context, [covered]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: covered.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+      },
+      'gil',
+    );
+    await control.approveEnvelope(envelope.id, 'ivo');
+    expect((await control.approveEnvelope(envelope.id, 'joao')).activeAt).not.toBeNull();
+    await people.disable('joao', 'admin');
+    expect((await bench.run(covered, freshSlot())).outcome).toBe('awaiting-approval');
+  });
+
+  it('holds an envelope to the strategy’s approver count now when it was raised after the envelope', async () => {
+    const one = guarded({
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+    await recordStrategiesSeen(bench.context, [one]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: one.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+      },
+      'carla',
+    );
+    expect(envelope.approversRequired).toBe(1);
+    expect((await control.approveEnvelope(envelope.id, 'ana')).activeAt).not.toBeNull();
+    // The strategy now wants two people: the envelope one approved covers nothing until a second approves it.
+    const two = { ...one, approval: { ...one.approval!, approvers: 2 } };
+    expect((await bench.run(two, freshSlot())).outcome).toBe('awaiting-approval');
+    await control.approveEnvelope(envelope.id, 'bruno');
+    expect(await bench.run(two, freshSlot())).toMatchObject({ outcome: 'placed' });
+  });
+
   it('counts a parked cycle against the budget until it ends', async () => {
     const subject = guarded({ budget: { perDay: d('150.00') } });
     expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
@@ -353,6 +457,25 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
     });
   });
 });
+
+describe('who may approve', () => {
+  it('is every role the console grants the approve permission, and no other', () => {
+    for (const role of ROLES) expect(APPROVER_ROLES.includes(role), role).toBe(allows(role, 'approve'));
+  });
+});
+
+/** The people of the tests who approve; a viewer, an operator and a disabled approver who may not. */
+const APPROVERS = ['ana', 'bruno', 'carla'];
+
+async function addPeople(database: Database, approvers: readonly string[]) {
+  const { people } = openConsoleStore(database);
+  for (const name of approvers) await people.add({ name, role: 'approver', passwordHash: 'unused' }, 'test');
+  if (approvers !== APPROVERS) return;
+  await people.add({ name: 'victor', role: 'viewer', passwordHash: 'unused' }, 'test');
+  await people.add({ name: 'olga', role: 'operator', passwordHash: 'unused' }, 'test');
+  await people.add({ name: 'dora', role: 'approver', passwordHash: 'unused' }, 'test');
+  await people.disable('dora', 'test');
+}
 
 /**
  * Two replicas (on PostgreSQL each with its own pool) race for the last room in an envelope: the room fits
@@ -370,6 +493,7 @@ describe('two replicas racing for the last room in an envelope', () => {
       sandbox: { faults: { quote: { latencyMs: 20 } } },
     });
     second = bench.test.url ? await openDatabase({ url: bench.test.url, maxConnections: 5 }) : bench.database;
+    await addPeople(bench.database, APPROVERS);
     replicaB = {
       ...bench.context,
       database: second,

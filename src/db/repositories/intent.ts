@@ -25,6 +25,7 @@ import {
 import { assertLegalTransition, MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
 import { approvalRequests, cycles, envelopes, quotes } from '../schema.js';
 import type { Cycle, CyclePatch, JsonValue, QuoteInput } from '../types.js';
+import { countedApprovers } from './approvals.js';
 import { type CycleRow, patchColumns, toCycle } from './cycle-rows.js';
 import { approvalNeeded, NO_OUTBOX, type Outbox } from './notification-events.js';
 import { quotePlaceholders } from './quotes.js';
@@ -288,7 +289,9 @@ async function stopWithQuote(
 
 /**
  * The first active envelope of the strategy the order fits (order ≤ max order, price ≤ max price, spent in
- * it + order ≤ max total), soonest to end first; null when none does. Every active envelope of the strategy
+ * it + order ≤ max total), soonest to end first; null when none does. Active: not revoked, and approved by
+ * as many people who still count (enabled approvers other than its creator) as the larger of its own count
+ * and the strategy's `approval.approvers` now. Every active envelope of the strategy
  * is locked until the transaction ends: its spend is read and charged (the cycle's envelope_id, committed
  * with the intent) while no other transaction can charge or revoke it.
  */
@@ -308,6 +311,8 @@ async function envelopeWithRoom(
       from ${envelopes}
       where ${envelopes.strategy} = ${strategy} and ${envelopes.activeAt} is not null
         and ${envelopes.revokedAt} is null
+        and ${countedApprovers('envelope', envelopes.id, envelopes.createdBy)}
+          >= greatest(${envelopes.approversRequired}, ${need.park.approversRequired}::int)
         and ${envelopes.validFrom} <= ${at}::timestamptz and ${envelopes.validUntil} > ${at}::timestamptz
       order by ${envelopes.validUntil}, ${envelopes.id}
       for update of ${envelopes}`),
