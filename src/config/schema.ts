@@ -61,6 +61,12 @@ export const engineSchema = z.strictObject({
   startupDatabaseWaitMs: ms.default(60_000),
   /** The engine, and tracking, give up on a database statement after this (the driver may wait forever). */
   databaseTimeoutMs: positiveMs.default(10_000),
+  /**
+   * The database's clock judges approval deadlines and envelope windows; a replica whose own clock differs
+   * from it by more than this says so in /readyz (not ready), treasury_database_clock_skew_seconds and the
+   * TreasuryClockSkew alert.
+   */
+  databaseClockSkewMs: positiveMs.default(2_000),
   /** Graceful stop waits this long for in-flight cycles. */
   drainTimeoutMs: positiveMs.default(30_000),
   recovery: z

@@ -215,10 +215,8 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     const report = await bench.run(subject, freshSlot());
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
     expect((await resumeWith(subject)).approvals?.expired).toBe(0);
-    const later = new Date(Date.now() + 61_000);
-    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(
-      1,
-    );
+    await endApprovalWindow(bench.database, cycleId);
+    expect((await new Maintenance(bench.context).runOnce()).approvals?.expired).toBeGreaterThanOrEqual(1);
     expect(await bench.database.cycles.get(cycleId)).toMatchObject({
       state: 'approval_expired',
       reasonCode: 'approval_expired',
@@ -233,10 +231,9 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
     expect((await control.approve(cycleId, 'ana')).cycle.state).toBe('approved');
     // This pass runs no strategy, so nothing claims it; its reservation ends at the deadline all the same.
+    await endApprovalWindow(bench.database, cycleId);
     const later = new Date(Date.now() + 61_000);
-    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(
-      1,
-    );
+    expect((await new Maintenance(bench.context).runOnce()).approvals?.expired).toBeGreaterThanOrEqual(1);
     expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'approval_expired' });
     expect(
       (
@@ -464,6 +461,15 @@ describe('who may approve', () => {
   });
 });
 
+/** Ends the cycle's approval window one second ago by the database's clock, which decides deadlines. */
+async function endApprovalWindow(database: Database, cycleId: number) {
+  await database.withReservedConnection((connection) =>
+    connection.query(
+      `update approval_requests set expires_at = now() - interval '1 second' where cycle_id = ${cycleId}`,
+    ),
+  );
+}
+
 /** The people of the tests who approve; a viewer, an operator and a disabled approver who may not. */
 const APPROVERS = ['ana', 'bruno', 'carla'];
 
@@ -570,5 +576,93 @@ describe('two replicas racing for the last room in an envelope', () => {
     expect(resumed).toHaveLength(1);
     expect(resumed[0]).toMatchObject({ outcome: 'placed' });
     expect(bench.sandbox.ledger().filter((order) => order.quoteId === resumed[0]!.quoteId)).toHaveLength(1);
+  });
+});
+
+/**
+ * A replica whose clock is 60 s behind the database's: deadlines and envelope windows are judged by the
+ * database's clock, so it neither accepts an approval, nor buys an approved cycle, nor charges an envelope
+ * past its time.
+ */
+describe.each(testBackends())('a replica 60 s behind the database on %s', (backend) => {
+  let bench: EngineBench;
+  let control: ApprovalControl;
+  let test: TestDatabase;
+  let count = 0;
+  const behind = () => new Date(Date.now() - 60_000);
+  const subject = () =>
+    strategy({
+      name: `behind-${++count}`,
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+  const query = (text: string) =>
+    bench.database.withReservedConnection((connection) => connection.query(text));
+  const pastDeadline = (cycleId: number) => endApprovalWindow(bench.database, cycleId);
+
+  beforeAll(async () => {
+    test = await createTestDatabase(backend, { clock: behind });
+    bench = await startEngineBench({ replicaId: 'replica-behind', test, clock: behind });
+    control = createApprovalControl(bench.database);
+    await addPeople(bench.database, APPROVERS);
+  });
+  afterAll(async () => {
+    await bench.close();
+    await test.drop();
+  });
+
+  async function parked(of: Strategy): Promise<number> {
+    const report = await bench.run(of, freshSlot());
+    expect(report.outcome).toBe('awaiting-approval');
+    return (await bench.database.cycles.getBySlot(of.name, new Date(report.slot)))!.id;
+  }
+
+  it('refuses an approval past the deadline', async () => {
+    const cycleId = await parked(subject());
+    await pastDeadline(cycleId);
+    await expect(control.approve(cycleId, 'ana')).rejects.toMatchObject({ code: 'APPROVAL_EXPIRED' });
+  });
+
+  it('never buys an approved cycle past its deadline', async () => {
+    const of = subject();
+    const cycleId = await parked(of);
+    await control.approve(cycleId, 'ana');
+    await pastDeadline(cycleId);
+    const pass = await new Maintenance(bench.context, { strategies: () => [of] }).runOnce();
+    expect(pass.approvals?.resumed).toEqual([]);
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'approval_expired' });
+  });
+
+  it('expires a parked cycle at the database’s deadline', async () => {
+    const cycleId = await parked(subject());
+    await pastDeadline(cycleId);
+    expect((await new Maintenance(bench.context).runOnce()).approvals?.expired).toBeGreaterThanOrEqual(1);
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'approval_expired' });
+  });
+
+  it('parks with a deadline counted from the database’s clock', async () => {
+    const cycleId = await parked(subject());
+    const [row] = await query(
+      `select extract(epoch from expires_at - now()) * 1000 as left_ms from approval_requests where cycle_id = ${cycleId}`,
+    );
+    expect(Number(row?.left_ms)).toBeGreaterThan(3_600_000 - 30_000);
+  });
+
+  it('charges no envelope past its window', async () => {
+    const of = subject();
+    await recordStrategiesSeen(bench.context, [of]);
+    // By the replica's clock the envelope still runs for 50 s; by the database's it ended 10 s ago.
+    const envelope = await control.addEnvelope(
+      {
+        strategy: of.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 3_600_000),
+        validUntil: new Date(Date.now() - 10_000),
+      },
+      'carla',
+    );
+    await control.approveEnvelope(envelope.id, 'ana');
+    expect((await bench.run(of, freshSlot())).outcome).toBe('awaiting-approval');
   });
 });

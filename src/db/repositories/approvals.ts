@@ -119,7 +119,7 @@ export interface ApprovalsRepository {
   approveCycle(cycleId: number, person: string, maxPrice: Decimal | null): Promise<CycleApprovalResult>;
   rejectCycle(cycleId: number, person: string, reason: string): Promise<Cycle>;
   /**
-   * Parked cycles past their deadline end `approval_expired`, whether still waiting for people or approved
+   * Parked cycles past their deadline (by the database's clock) end `approval_expired`, whether still waiting for people or approved
    * and never claimed by a replica; returns how many.
    */
   expireDue(now: Date): Promise<number>;
@@ -172,7 +172,7 @@ export function createApprovalsRepository(
       db.transaction(async (tx) => {
         const now = clock();
         const approver = await approverNamed(tx, person);
-        const request = await openRequest(tx, cycleId, now);
+        const request = await openRequest(tx, cycleId);
         const before = await approversOf(tx, 'cycle', [cycleId]);
         const approvedBy = before.get(cycleId) ?? [];
         if (approvedBy.some((given) => foldedName(given) === approver)) {
@@ -234,7 +234,7 @@ export function createApprovalsRepository(
       db.transaction(async (tx) => {
         const now = clock();
         const person = await approverNamed(tx, given);
-        await openRequest(tx, cycleId, now);
+        await openRequest(tx, cycleId);
         const approvedBy = (await approversOf(tx, 'cycle', [cycleId])).get(cycleId) ?? [];
         await tx
           .update(approvalRequests)
@@ -265,7 +265,7 @@ export function createApprovalsRepository(
         const due = await tx
           .select({ cycleId: approvalRequests.cycleId })
           .from(approvalRequests)
-          .where(and(isNull(approvalRequests.decision), lte(approvalRequests.expiresAt, now)))
+          .where(and(isNull(approvalRequests.decision), lte(approvalRequests.expiresAt, sql`now()`)))
           .orderBy(asc(approvalRequests.expiresAt))
           .limit(500)
           .for('update', { skipLocked: true });
@@ -286,7 +286,7 @@ export function createApprovalsRepository(
           .select({ id: cycles.id })
           .from(cycles)
           .innerJoin(approvalRequests, eq(approvalRequests.cycleId, cycles.id))
-          .where(and(eq(cycles.state, 'approved'), lte(approvalRequests.expiresAt, now)))
+          .where(and(eq(cycles.state, 'approved'), lte(approvalRequests.expiresAt, sql`now()`)))
           .limit(500)
           .for('update', { of: cycles, skipLocked: true });
         let expiredApproved = 0;
@@ -319,13 +319,22 @@ export function createApprovalsRepository(
     async claimApproved(owner, strategyNames, limit) {
       if (strategyNames.length === 0) return [];
       const now = clock();
+      // Only before the deadline, by the database's clock in this very statement: no replica buys a cycle
+      // outside its time, whatever its own clock says.
       const due = db
         .select({ id: cycles.id })
         .from(cycles)
-        .where(and(eq(cycles.state, 'approved'), inArray(cycles.strategy, [...strategyNames])))
+        .innerJoin(approvalRequests, eq(approvalRequests.cycleId, cycles.id))
+        .where(
+          and(
+            eq(cycles.state, 'approved'),
+            inArray(cycles.strategy, [...strategyNames]),
+            sql`${approvalRequests.expiresAt} > now()`,
+          ),
+        )
         .orderBy(asc(cycles.updatedAt))
         .limit(limit)
-        .for('update', { skipLocked: true });
+        .for('update', { of: cycles, skipLocked: true });
       // A compare-and-set on the state: a cycle another replica claimed first is no longer `approved`.
       const claimed = await db
         .update(cycles)
@@ -510,13 +519,17 @@ export function createApprovalsRepository(
   };
 }
 
-/** The parked cycle's open request, locked; refused when it is decided, gone, or past its deadline. */
-async function openRequest(tx: DrizzleExecutor, cycleId: number, now: Date): Promise<RequestRow> {
-  const [request] = await tx
-    .select()
+/**
+ * The parked cycle's open request, locked; refused when it is decided, gone, or past its deadline by the
+ * database's clock (a replica's may differ).
+ */
+async function openRequest(tx: DrizzleExecutor, cycleId: number): Promise<RequestRow> {
+  const [found] = await tx
+    .select({ request: approvalRequests, expired: sql<boolean>`${approvalRequests.expiresAt} <= now()` })
     .from(approvalRequests)
     .where(eq(approvalRequests.cycleId, cycleId))
     .for('update');
+  const request = found?.request;
   if (!request) {
     const [cycle] = await tx.select({ state: cycles.state }).from(cycles).where(eq(cycles.id, cycleId));
     if (!cycle) throw new ApprovalError('CYCLE_NOT_FOUND', `no cycle with id ${cycleId}`);
@@ -531,7 +544,7 @@ async function openRequest(tx: DrizzleExecutor, cycleId: number, now: Date): Pro
       `cycle ${cycleId} no longer waits for approval: it was ${request.decision}${request.decidedBy ? ` by ${request.decidedBy}` : ''}`,
     );
   }
-  if (request.expiresAt.getTime() <= now.getTime()) {
+  if (found.expired) {
     throw new ApprovalError(
       'APPROVAL_EXPIRED',
       `cycle ${cycleId} waited past its deadline ${request.expiresAt.toISOString()}: it can no longer be approved`,
