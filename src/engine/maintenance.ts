@@ -53,6 +53,13 @@ export class Maintenance {
    * timeouts times its retries (tens of seconds against a service that accepts connections and never answers).
    */
   private readonly task: PeriodicTask<MaintenanceReport>;
+  /**
+   * A person who just gave the last approval expects the purchase at once, not at the next pass: a short
+   * poll (one index probe of `approved` cycles) claims them within engine.approvals.pollMs. A poll, not
+   * LISTEN/NOTIFY: it works the same on PGlite and on PostgreSQL, and the claim stays the compare-and-set
+   * that makes one replica buy it.
+   */
+  private readonly approvedPoll: PeriodicTask<void>;
   /** The instant runOnce(now) asked for, read as its pass starts (runNow starts a run synchronously). */
   private requestedNow: Date | undefined;
 
@@ -67,14 +74,27 @@ export class Maintenance {
       logger: context.logger,
       run: (signal) => this.pass(this.requestedNow ?? context.clock(), signal),
     });
+    this.approvedPoll = createPeriodicTask({
+      name: 'approved cycles poll',
+      intervalMs: context.settings.approvals.pollMs,
+      logger: context.logger,
+      runAtStart: false,
+      run: async (signal) => {
+        const waiting = await withDatabase(context, 'approvals_waiting', () =>
+          context.database.approvals.anyApproved(),
+        );
+        if (waiting) await this.claimApproved(signal);
+      },
+    });
   }
 
   start(): void {
     this.task.start();
+    if (this.options.strategies) this.approvedPoll.start();
   }
 
-  stop(): Promise<void> {
-    return this.task.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.approvedPoll.stop(), this.task.stop()]);
   }
 
   /** One pass; a pass already under way is joined rather than doubled. */
@@ -137,6 +157,12 @@ export class Maintenance {
       context.database.approvals.expireDue(now),
     );
     if (expired > 0) context.logger.info({ expired }, 'parked cycles expired without approval');
+    return { expired, resumed: await this.claimApproved(signal) };
+  }
+
+  /** Claims and runs, one at a time, the approved cycles of the strategies this replica runs. */
+  private async claimApproved(signal: AbortSignal): Promise<CycleReport[]> {
+    const { context } = this;
     const running = (this.options.strategies?.() ?? []).filter((strategy) => strategy.enabled);
     const resumed: CycleReport[] = [];
     while (!signal.aborted) {
@@ -160,7 +186,7 @@ export class Maintenance {
           : await resumeApprovedCycle(context, parked.strategy, approved.cycle, approved.approvedMaxPrice),
       );
     }
-    return { expired, resumed };
+    return resumed;
   }
 
   private async refreshGauges(): Promise<void> {

@@ -552,6 +552,49 @@ describe('two replicas racing for the last room in an envelope', () => {
     }
   });
 
+  it('buys an approved cycle within 2 s of the last approval, once, whichever replica claims it', async () => {
+    const control = createApprovalControl(bench.database);
+    const subject = strategy({
+      name: 'approved-at-once',
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+    await recordStrategiesSeen(bench.context, [subject]);
+    const parked = await runCycle(bench.context, {
+      strategy: subject,
+      slot: freshSlot(),
+      trigger: 'schedule',
+    });
+    expect(parked.outcome).toBe('awaiting-approval');
+    const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+    // Both replicas running, their maintenance passes 30 s apart (the default): only the approval wakes them.
+    const replicas = [bench.context, replicaB].map(
+      (context) => new Maintenance(context, { strategies: () => [subject] }),
+    );
+    for (const replica of replicas) replica.start();
+    try {
+      // The first pass at start is over (runOnce joins it): the next one is 30 s away.
+      await Promise.all(replicas.map((replica) => replica.runOnce()));
+      const ordered = new Promise<number>((resolve) => {
+        bench.onRequest = (event) => {
+          if (event.operation === 'createOrder' && event.status !== undefined) resolve(performance.now());
+        };
+      });
+      const approvedAt = performance.now();
+      await control.approve(waiting!.cycle.id, 'ana');
+      const orderedAt = await Promise.race([
+        ordered,
+        new Promise<number>((resolve) => setTimeout(resolve, 5_000, Number.NaN)),
+      ]);
+      expect(orderedAt - approvedAt, 'milliseconds from the approval to the order').toBeLessThan(2_000);
+    } finally {
+      bench.onRequest = undefined;
+      await Promise.all(replicas.map((replica) => replica.stop()));
+    }
+    const cycle = await bench.database.cycles.get(waiting!.cycle.id);
+    expect(cycle?.state).toBe('placed');
+    expect(bench.sandbox.ledger().filter((order) => order.quoteId === cycle!.quoteId)).toHaveLength(1);
+  });
+
   it('runs an approved cycle exactly once when both replicas look for it at the same moment', async () => {
     const control = createApprovalControl(bench.database);
     const subject = strategy({

@@ -128,6 +128,8 @@ export interface ApprovalsRepository {
    * `owner`: each is claimed by exactly one replica.
    */
   claimApproved(owner: string, strategyNames: readonly string[], limit: number): Promise<ClaimedApproval[]>;
+  /** Whether any cycle is approved and not yet claimed: one probe of the state index, polled often. */
+  anyApproved(): Promise<boolean>;
   addEnvelope(input: EnvelopeInput, person: string): Promise<Envelope>;
   approveEnvelope(id: number, person: string): Promise<Envelope>;
   revokeEnvelope(id: number, person: string): Promise<Envelope>;
@@ -357,6 +359,15 @@ export function createApprovalsRepository(
         if (!approvedMaxPrice) throw new Error(`approved cycle ${row.id} has no approved maximum price`);
         return { cycle: toCycle(row), approvedMaxPrice };
       });
+    },
+
+    async anyApproved() {
+      const [row] = await db
+        .select({ id: cycles.id })
+        .from(cycles)
+        .where(eq(cycles.state, 'approved'))
+        .limit(1);
+      return row !== undefined;
     },
 
     addEnvelope: (input, given) =>
