@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allows } from '../../src/console/permissions.js';
 import { type ApprovalControl, createApprovalControl } from '../../src/control/index.js';
-import { APPROVER_ROLES, type Database, openConsoleStore, openDatabase, ROLES } from '../../src/db/index.js';
+import {
+  APPROVER_ROLES,
+  type Database,
+  type EnvelopeInput,
+  openConsoleStore,
+  openDatabase,
+  ROLES,
+} from '../../src/db/index.js';
 import {
   type EngineContext,
   KillSwitch,
@@ -443,6 +450,58 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
     expect((await bench.run(two, freshSlot())).outcome).toBe('awaiting-approval');
     await control.approveEnvelope(envelope.id, 'bruno');
     expect(await bench.run(two, freshSlot())).toMatchObject({ outcome: 'placed' });
+  });
+
+  /** An envelope of `subject` approved by two people, with `overrides` of its limits and window. */
+  async function envelopeWith(subject: Strategy, overrides: Partial<EnvelopeInput>) {
+    await recordStrategiesSeen(bench.context, [subject]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: subject.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+        ...overrides,
+      },
+      'carla',
+    );
+    await control.approveEnvelope(envelope.id, 'ana');
+    const active = await control.approveEnvelope(envelope.id, 'bruno');
+    expect(active.activeAt).not.toBeNull();
+    return active;
+  }
+
+  // Each guard of the envelope charge, alone: the same envelope without that one limit covers the order.
+  it('charges no envelope whose maximum price is below the quote', async () => {
+    const subject = guarded();
+    // The sandbox quotes about 5.40.
+    await envelopeWith(subject, { maxPrice: d('5.0000') });
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
+    await envelopeWith(subject, { maxPrice: d('9.0000') });
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('placed');
+  });
+
+  it('charges no envelope before its window opens or after it closes', async () => {
+    const subject = guarded();
+    const hour = 3_600_000;
+    await envelopeWith(subject, {
+      validFrom: new Date(Date.now() + hour),
+      validUntil: new Date(Date.now() + 2 * hour),
+    });
+    await envelopeWith(subject, {
+      validFrom: new Date(Date.now() - 2 * hour),
+      validUntil: new Date(Date.now() - hour),
+    });
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
+  });
+
+  it('charges no revoked envelope', async () => {
+    const subject = guarded();
+    const envelope = await envelopeWith(subject, {});
+    await control.revokeEnvelope(envelope.id, 'ana');
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
   });
 
   it('counts a parked cycle against the budget until it ends', async () => {
