@@ -11,6 +11,8 @@ export interface BacktestReport {
   to: string;
   creditTotal: string;
   settleDelay: string;
+  /** Whether slots that needed approval were bought at their parked price (`--assume-approved`). */
+  assumeApproved: boolean;
   strategies: {
     name: string;
     kind: Strategy['kind'];
@@ -26,6 +28,7 @@ export function reportOf(
   run: BacktestRun,
   prices: BacktestReport['prices'],
   credit: { total: Decimal; settleDelayMs: number },
+  assumeApproved = false,
 ): BacktestReport {
   return {
     prices,
@@ -33,6 +36,7 @@ export function reportOf(
     to: run.to.toISOString(),
     creditTotal: fiatText(credit.total),
     settleDelay: formatDuration(credit.settleDelayMs),
+    assumeApproved,
     strategies: run.strategies.map(({ strategy, result, baseline }) => ({
       name: strategy.name,
       kind: strategy.kind,
@@ -71,6 +75,13 @@ export function formatReport(report: BacktestReport): string {
     lines.push(`  skipped: ${countsText(skipped)}`);
     if (Object.keys(failed).length > 0) lines.push(`  failed: ${countsText(failed)}`);
     lines.push(`  budget-limited periods: ${budgetLimited.days} days, ${budgetLimited.months} months`);
+    const { parked } = entry.result;
+    if (parked.cycles > 0) {
+      const fate = report.assumeApproved
+        ? 'bought at the parked price (--assume-approved)'
+        : 'not bought (--assume-approved buys them)';
+      lines.push(`  parked for approval: ${parked.cycles} cycles, cost ${parked.cost}, ${fate}`);
+    }
   }
   return `${lines.join('\n')}\n`;
 }

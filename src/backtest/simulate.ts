@@ -4,6 +4,7 @@ import {
   budgetPeriods,
   type CronSchedule,
   DEFAULT_QUOTE_TOLERANCES,
+  needsApproval,
   needsBalance,
   nextSlotAfter,
   parseCron,
@@ -37,6 +38,11 @@ export interface BacktestOptions {
   creditTotal: Decimal;
   settleDelayMs: number;
   tolerances?: QuoteTolerances;
+  /**
+   * An order that needs approval (and, with no envelopes here, would park for people) is bought at the
+   * parked quote's price, as if people approved it at once; otherwise it stays parked and buys nothing.
+   */
+  assumeApproved?: boolean;
   /** Called with every slot's decision, in order; for tests and the chart. */
   onDecision?: (decision: SlotDecision) => void;
 }
@@ -45,7 +51,8 @@ export interface BacktestOptions {
 export interface SlotDecision {
   strategy: string;
   slot: Date;
-  outcome: 'placed' | 'skipped' | 'failed';
+  /** As the cycle's state would be: `awaiting_approval` for a slot parked for people (never bought here). */
+  outcome: 'placed' | 'skipped' | 'failed' | 'awaiting_approval';
   reason: string;
   /** The quote's, when one was taken. */
   price?: Decimal;
@@ -105,7 +112,7 @@ export function runBacktest(
     if (next === undefined) break;
     const slot = next.slots.take();
     row = series.indexFrom(row, slot.getTime());
-    const decision = decideSlot(next, slot, series.prices[row]!, credit, tolerances);
+    const decision = decideSlot(next, slot, series.prices[row]!, credit, tolerances, options.assumeApproved);
     options.onDecision?.(decision);
   }
   for (const book of books) book.quotes.flushBaseline();
@@ -138,6 +145,7 @@ function decideSlot(
   priceText: string,
   credit: SimulatedCreditLine,
   tolerances: QuoteTolerances,
+  assumeApproved = false,
 ): SlotDecision {
   const { strategy, run } = book;
   const now = slot.getTime();
@@ -163,6 +171,22 @@ function decideSlot(
   const figures = { price: quote.price, cost: quote.totalCost, filled: quote.totalFilled };
   const decision = verdictQuote(input);
   if (decision.action === 'skip') return skipped(book, slot, periods, decision.reason, figures);
+  if (needsApproval(strategy, quote.totalCost)) {
+    run.result.parkedForApproval(quote.totalCost);
+    if (!assumeApproved) {
+      // Parked, its cost reserved against the strategy's budgets as the worker reserves it; nobody approves.
+      book.spentDay = book.spentDay.plus(quote.totalCost);
+      book.spentMonth = book.spentMonth.plus(quote.totalCost);
+      run.result.notPlaced('skipped', 'approval_required');
+      return {
+        strategy: strategy.name,
+        slot,
+        outcome: 'awaiting_approval',
+        reason: 'approval_required',
+        ...figures,
+      };
+    }
+  }
   // The service refuses an order beyond the available credit, whether or not the strategy guards it.
   if (!credit.covers(now, quote.totalCost)) {
     run.result.notPlaced('failed', 'order_rejected');

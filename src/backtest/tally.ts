@@ -10,6 +10,9 @@ export class Tally {
   spent: Decimal = ZERO;
   bought: Decimal = ZERO;
   lowest: Decimal | undefined;
+  /** Slots whose order needed approval (they would have parked for people), and what they would have cost. */
+  parked = 0;
+  parkedCost: Decimal = ZERO;
   highest: Decimal | undefined;
   readonly skipped = new Map<string, number>();
   readonly failed = new Map<string, number>();
@@ -25,6 +28,11 @@ export class Tally {
     this.bought = this.bought.plus(count === 1 ? filled : filled.times(count));
     if (this.lowest === undefined || price.lessThan(this.lowest)) this.lowest = price;
     if (this.highest === undefined || price.greaterThan(this.highest)) this.highest = price;
+  }
+
+  parkedForApproval(cost: Decimal): void {
+    this.parked += 1;
+    this.parkedCost = this.parkedCost.plus(cost);
   }
 
   notPlaced(outcome: 'skipped' | 'failed', reason: string, count = 1): void {
@@ -48,6 +56,7 @@ export class Tally {
       skipped: sortedCounts(this.skipped),
       failed: sortedCounts(this.failed),
       budgetLimited: { days: this.budgetLimitedDays.size, months: this.budgetLimitedMonths.size },
+      parked: { cycles: this.parked, cost: formatMoney(this.parkedCost, 2, 'halfEven') },
     };
   }
 }
@@ -64,6 +73,8 @@ export interface TallySummary {
   skipped: Record<string, number>;
   failed: Record<string, number>;
   budgetLimited: { days: number; months: number };
+  /** Slots that would have parked for approval, and their cost (bought or not, per --assume-approved). */
+  parked: { cycles: number; cost: string };
 }
 
 /** Most frequent first, then by name, so that two runs print the same order. */

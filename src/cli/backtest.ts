@@ -19,6 +19,7 @@ interface BacktestFlags {
   maxGap: number;
   json?: boolean;
   chart?: string;
+  assumeApproved?: boolean;
 }
 
 export function registerBacktestCommands(program: Command): void {
@@ -48,6 +49,10 @@ export function registerBacktestCommands(program: Command): void {
       parseSpan('--max-gap'),
       DEFAULT_MAX_GAP_MS,
     )
+    .option(
+      '--assume-approved',
+      'buy the slots that need approval at their parked price, as if people approved each at once',
+    )
     .option('--json', 'print one JSON document on stdout')
     .option('--chart <file.svg>', 'also write an SVG of the price, every purchase and the cumulative spend')
     .action(runBacktestCommand);
@@ -72,6 +77,7 @@ async function runBacktestCommand(flags: BacktestFlags): Promise<void> {
       ...(flags.to !== undefined && { to: flags.to }),
       creditTotal: flags.creditTotal,
       settleDelayMs: flags.settleDelay,
+      assumeApproved: flags.assumeApproved === true,
       onDecision: (decision) => {
         if (flags.chart !== undefined && decision.outcome === 'placed') purchases.push(decision);
       },
@@ -80,6 +86,7 @@ async function runBacktestCommand(flags: BacktestFlags): Promise<void> {
       run,
       { file: flags.prices, rows: series.length },
       { total: flags.creditTotal, settleDelayMs: flags.settleDelay },
+      flags.assumeApproved === true,
     );
     if (flags.chart !== undefined) {
       const svg = renderChart({

@@ -142,7 +142,7 @@ function parseVersion(text: string): number {
 async function personOf(by: string | undefined): Promise<string> {
   const { AUTOMATION } = await import('../engine/index.js');
   const person = await declaredPerson(by);
-  if (person === AUTOMATION)
+  if (person.toLowerCase() === AUTOMATION)
     throw new CliArgumentError(`"${AUTOMATION}" is the worker's name, not a person who can approve`);
   return person;
 }

@@ -67,6 +67,12 @@ export const engineSchema = z.strictObject({
   startupDatabaseWaitMs: ms.default(60_000),
   /** The engine, and tracking, give up on a database statement after this (the driver may wait forever). */
   databaseTimeoutMs: positiveMs.default(10_000),
+  /**
+   * The database's clock judges approval deadlines and envelope windows; a replica whose own clock differs
+   * from it by more than this says so in /readyz (not ready), treasury_database_clock_skew_seconds and the
+   * TreasuryClockSkew alert.
+   */
+  databaseClockSkewMs: positiveMs.default(2_000),
   /** Graceful stop waits this long for in-flight cycles. */
   drainTimeoutMs: positiveMs.default(30_000),
   recovery: z
@@ -105,6 +111,11 @@ export const engineSchema = z.strictObject({
        * and logged (`alert: approval_waiting`) by the maintenance pass, which also expires and resumes them.
        */
       waitingAlertMs: positiveMs.default(15 * 60_000),
+      /**
+       * How often a running worker looks for approved cycles to buy (one index probe; the claim only when
+       * there is one): the last approval leads to the order within about this, not at the next pass.
+       */
+      pollMs: positiveMs.default(500),
     })
     .prefault({}),
   /** Tolerances of the quote-sanity rule, fees included (see quoteChecksSchema above). */
@@ -115,7 +126,7 @@ export const engineSchema = z.strictObject({
       watch: z.boolean().default(true),
       debounceMs: ms.default(300),
       /** With strategies.changes `approve`, how often a worker looks for approvals of waiting changes. */
-      approvalPollMs: positiveMs.default(5_000),
+      approvalPollMs: positiveMs.default(1_000),
     })
     .prefault({}),
 });

@@ -54,7 +54,7 @@ ${e.revokedAt ? '' : actionButton(session, `/envelopes/${e.id}/revoke`, 'Revoke'
 <td>${e.approvedBy.length} of ${e.approversRequired}${e.approvedBy.length > 0 ? html`: ${e.approvedBy.join(', ')}` : ''}<br>created by ${e.createdBy}</td><td>${act}</td></tr>`;
   };
   return html`<h2>Parked cycles</h2>
-<p>These orders need people: no active envelope covered them. Once the last approval needed is given, a worker buys at a fresh quote whose price is at most the lowest maximum any approver named (or the parked price plus the strategy's tolerance).</p>
+<p>These orders need people: no active envelope covered them. Once the last approval needed is given, a worker buys at a fresh quote whose price is at most the lowest of every approver's maximum, where an approver who names none agrees to the default: the parked price plus the strategy's tolerance.</p>
 ${table(
   ['Cycle', 'Strategy', 'Slot', 'Amount', 'Cost', 'Parked price', 'Decision', 'Approvals', 'Time left', ''],
   parked.map(parkedRow),
@@ -128,7 +128,7 @@ ${charged}
 <table><tbody>
 <tr><th>Parked</th><td>${instant(record.parkedAt)} at price ${record.parkedPrice.toString()}, ${record.approversRequired} approval(s) needed</td></tr>
 <tr><th>Decision</th><td>${decision}</td></tr>
-<tr><th>Maximum price</th><td>${record.approvedMaxPrice ? html`approved at most ${record.approvedMaxPrice.toString()}` : html`default ${record.defaultMaxPrice.toString()} unless an approver names a lower one`}</td></tr>
+<tr><th>Maximum price</th><td>${record.approvedMaxPrice ? html`approved at most ${record.approvedMaxPrice.toString()}` : html`the lowest of every approver's maximum; an approver who names none agrees to the default ${record.defaultMaxPrice.toString()}`}</td></tr>
 </tbody></table>
 ${table(
   ['Approved by', 'When', 'Max price named'],

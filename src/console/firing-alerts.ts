@@ -14,6 +14,7 @@ import {
   type AlertName,
   type AlertRule,
   API_ERRORS_PER_SECOND,
+  CLOCK_SKEW_MS,
   EVENT_WINDOW_MS,
   MISSED_INTERVALS,
   RATE_WINDOW_MS,
@@ -71,13 +72,19 @@ export async function alertsFiringNow(
     discrepancySince: new Date(now.getTime() - EVENT_WINDOW_MS),
     stuckBefore: new Date(now.getTime() - rules.stuckOrders.forMs),
   });
-  const [lastSuccess, interval, waitingLong] = facts
+  const [lastSuccess, interval, waitingLong, clockSkew] = facts
     ? await Promise.all([
         facts.gauge('lastSuccessfulCycle', 'strategy'),
         facts.gauge('strategyInterval', 'strategy'),
         facts.gauge('approvalsWaitingLong'),
+        facts.gauge('databaseClockSkew'),
       ])
-    : [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
+    : [
+        new Map<string, number>(),
+        new Map<string, number>(),
+        new Map<string, number>(),
+        new Map<string, number>(),
+      ];
   const fromProcess = (evaluate: (facts: ProcessFacts) => string[]): AlertVerdict =>
     facts ? { firing: evaluate(facts) } : { unknown: NO_PROCESS };
   const { control, strategies } = records;
@@ -119,6 +126,13 @@ export async function alertsFiringNow(
     approvalsWaiting: fromProcess(() => {
       const waiting = waitingLong.get('') ?? 0;
       return waiting > 0 ? [`${waiting} cycle(s) waiting long for approval (treasury-bot approvals)`] : [];
+    }),
+    // This replica's last readiness check; the other replicas' own gauges are Prometheus' to compare.
+    clockSkew: fromProcess(() => {
+      const seconds = clockSkew.get('') ?? 0;
+      return Math.abs(seconds) * 1000 > CLOCK_SKEW_MS
+        ? [`this replica's clock is ${seconds.toFixed(1)} s off the database's`]
+        : [];
     }),
     orderDiscrepancy: {
       firing:

@@ -27,8 +27,8 @@ export interface ApprovalControl {
   listParked(): Promise<ParkedCycle[]>;
   /**
    * One person's approval of a parked cycle. The last one needed moves it to `approved`: a worker then runs
-   * it on a fresh quote whose price may be at most `maxPrice` (the lowest named by any approver), or the
-   * parked quote's price plus the strategy's `approval.priceTolerancePct` when nobody named one.
+   * it on a fresh quote whose price may be at most the lowest of every approver's `maxPrice`, where an
+   * approver who names none agrees to the default: the parked quote's price plus `approval.priceTolerancePct`.
    */
   approve(cycleId: number, person: string, options?: { maxPrice?: Decimal }): Promise<CycleApprovalResult>;
   reject(cycleId: number, person: string, reason: string): Promise<Cycle>;

@@ -28,7 +28,8 @@ export type CycleState = (typeof CYCLE_STATES)[number];
  * A cycle that needs a person's approval and fits no envelope parks in `awaiting_approval` with the quote it
  * saw (no order, no intent); the last approval moves it to `approved`, and the replica that claims it back
  * (`approved → claimed`, a compare-and-set) runs it again on a fresh quote. `rejected` and `approval_expired`
- * end a parked cycle without an order (an approved one expires too when no replica claims it in time). Every state with no move is final. The database refuses any other move too (migration
+ * end a parked cycle without an order (an approved one expires too when no replica claims it in time); an
+ * approved one waits for people again when an approval stops counting (its person disabled before the purchase). Every state with no move is final. The database refuses any other move too (migration
  * 0003_cycle_legal_moves, whose pairs a test holds equal to this table), so no statement can bypass it.
  */
 export const LEGAL_MOVES: Readonly<Record<CycleState, readonly CycleState[]>> = {
@@ -42,7 +43,7 @@ export const LEGAL_MOVES: Readonly<Record<CycleState, readonly CycleState[]>> = 
   dry_run: [],
   not_placed: [],
   awaiting_approval: ['approved', 'rejected', 'approval_expired'],
-  approved: ['claimed', 'approval_expired'],
+  approved: ['claimed', 'approval_expired', 'awaiting_approval'],
   rejected: [],
   approval_expired: [],
 };

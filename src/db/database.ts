@@ -1,8 +1,10 @@
+import { sql } from 'drizzle-orm';
 import {
   type Connection,
   connectPostgres,
   type DatabaseKind,
   type ReservedConnection,
+  rowsOf,
 } from './connection.js';
 import { type ApprovalsRepository, createApprovalsRepository } from './repositories/approvals.js';
 import { type BalancesRepository, createBalancesRepository } from './repositories/balances.js';
@@ -57,6 +59,8 @@ export interface Database {
   readonly approvals: ApprovalsRepository;
   /** Throws DatabaseError DB_UNAVAILABLE when the database does not answer. */
   ping(): Promise<void>;
+  /** The database's clock (clock_timestamp()), in milliseconds since the epoch: what judges time windows. */
+  clockMs(): Promise<number>;
   /**
    * Runs `work` while this process holds the session advisory lock `key` (a bigint as decimal text), on a
    * connection held for the duration; `'held_elsewhere'` without running it when another session has it.
@@ -102,6 +106,12 @@ export function createDatabase(
     notifications,
     approvals: createApprovalsRepository(db, clock, notifications),
     ping: () => connection.ping(),
+    async clockMs() {
+      const [row] = rowsOf(
+        await db.execute(sql`select (extract(epoch from clock_timestamp()) * 1000)::text as ms`),
+      );
+      return Number(row?.ms);
+    },
     withReservedConnection: (work) => connection.withReservedConnection(work),
     withSessionLock: (key, work) =>
       connection.withReservedConnection(async (session) => {

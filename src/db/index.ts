@@ -76,6 +76,7 @@ export type {
 export type { ApplyTrackingOptions, TrackingApplied } from './repositories/order-tracking.js';
 export type { OrdersRepository } from './repositories/orders.js';
 export {
+  APPROVER_ROLES,
   type ConsoleSession,
   PeopleError,
   type PeopleRepository,

@@ -334,6 +334,8 @@ export const users = pgTable(
   },
   (table) => [
     uniqueIndex('users_name_key').on(table.name),
+    // Names are case-insensitive: stored folded (migration 0012), so `Ana` and `ana` are one person.
+    check('users_name_folded_check', sql`${table.name} = lower(${table.name})`),
     check('users_role_check', sql`${table.role} in ('viewer', 'operator', 'approver', 'admin')`),
   ],
 );
@@ -423,7 +425,7 @@ export const approvalRequests = pgTable(
     expiresAt: instant('expires_at').notNull(),
     parkedPrice: moneyColumn('parked_price').notNull(),
     defaultMaxPrice: moneyColumn('default_max_price').notNull(),
-    /** The price the fresh quote may have at most: the lowest any approver named, else the default. */
+    /** The price the fresh quote may have at most: the lowest of every approver's (a blank is the default). */
     approvedMaxPrice: moneyColumn('approved_max_price'),
     decision: text('decision'),
     decidedAt: instant('decided_at'),

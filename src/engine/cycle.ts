@@ -5,7 +5,7 @@
  */
 import type { Cycle, CycleTrigger, SpendFigures } from '../db/index.js';
 import { errorCodeOf, messageOf } from '../errors.js';
-import type { Decimal } from '../money.js';
+import { Decimal } from '../money.js';
 import { budgetPeriods, evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
 import { announceCycle } from './announce.js';
 import type { EngineContext } from './context.js';
@@ -74,6 +74,36 @@ export function resumeApprovedCycle(
 ): Promise<CycleReport> {
   const timing: CycleTiming = { quotes: 0, quoteMs: null, quoteToOrderMs: null };
   return driveClaimed(context, strategy, claimed, { approvedMaxPrice }, performance.now(), timing);
+}
+
+/**
+ * Ends an approved cycle this replica claimed back that cannot buy what people approved (its strategy
+ * version is gone or would buy another amount): failed with the reason, which sends `order_failed`. Nothing
+ * is quoted or ordered. Never throws.
+ */
+export async function endApprovedCycle(
+  context: EngineContext,
+  claimed: Cycle,
+  why: string,
+): Promise<CycleReport> {
+  const startTick = performance.now();
+  const timing: CycleTiming = { quotes: 0, quoteMs: null, quoteToOrderMs: null };
+  const record = new CycleRecord(context, claimed);
+  let failure: unknown;
+  try {
+    await record.move('failed', { reasonCode: 'approved_version_gone', errorMessage: why });
+  } catch (error) {
+    failure = error;
+    await settleAfterError(context, record, error, reasonOfError(error));
+  }
+  const report = reportOfCycle(record.cycle, claimed.amount ?? new Decimal(0), 'approved_version_gone');
+  const errorCode = failure === undefined ? null : errorCodeOf(failure);
+  return announceCycle(
+    context,
+    report,
+    factsOf(claimed.trigger, startTick, timing, claimed.id, errorCode),
+    failure,
+  );
 }
 
 async function driveClaimed(

@@ -53,7 +53,7 @@ export async function commitIntent(
 ): Promise<IntentVerdict['action'] | 'failed'> {
   const approvalNeed =
     approval === undefined && needsApproval(strategy, quote.totalCost)
-      ? approvalNeedOf(context, strategy, quote)
+      ? approvalNeedOf(strategy, quote)
       : undefined;
   const decision: IntentDecision =
     approvalNeed !== undefined || dependsOnOtherCycles(strategy)
@@ -91,14 +91,14 @@ function dependsOnOtherCycles(strategy: Strategy): boolean {
 }
 
 /** What parking records when no envelope fits: the strategy's approval rule as it is now. */
-function approvalNeedOf(context: EngineContext, strategy: Strategy, quote: QuoteInput): ApprovalNeed {
+function approvalNeedOf(strategy: Strategy, quote: QuoteInput): ApprovalNeed {
   const rule = strategy.approval!;
   return {
     cost: quote.totalCost,
     price: quote.price,
     park: {
       approversRequired: rule.approvers,
-      expiresAt: new Date(context.clock().getTime() + rule.timeoutMs),
+      timeoutMs: rule.timeoutMs,
       defaultMaxPrice: defaultApprovedMaxPrice(quote.price, rule.priceTolerancePct),
       // The decision's trace, with the reason it waits: every other rule passed.
       trace: (trace) => [

@@ -10,13 +10,14 @@ import { gaugeValue } from '../observability/metrics.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import type { Strategy } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
-import { resumeApprovedCycle } from './cycle.js';
+import { endApprovedCycle, resumeApprovedCycle } from './cycle.js';
 import { withDatabase } from './engine-errors.js';
 import { type ExternalScanResult, recordExternalOrders } from './external-orders.js';
 import { ExternalScanWindow } from './external-scan-window.js';
 import type { CycleReport } from './outcomes.js';
 import { type ReconcileResult, reconcileUnsureCycles } from './reconcile.js';
 import { type RecoveryResult, recoverAbandonedCycles } from './recovery.js';
+import { strategyOfParkedVersion } from './strategy-versions.js';
 
 /** Arbitrary constant shared by every replica: "treasury-bot external order scan". */
 const EXTERNAL_SCAN_LOCK_KEY = '7304116215388002';
@@ -52,6 +53,13 @@ export class Maintenance {
    * timeouts times its retries (tens of seconds against a service that accepts connections and never answers).
    */
   private readonly task: PeriodicTask<MaintenanceReport>;
+  /**
+   * A person who just gave the last approval expects the purchase at once, not at the next pass: a short
+   * poll (one index probe of `approved` cycles) claims them within engine.approvals.pollMs. A poll, not
+   * LISTEN/NOTIFY: it works the same on PGlite and on PostgreSQL, and the claim stays the compare-and-set
+   * that makes one replica buy it.
+   */
+  private readonly approvedPoll: PeriodicTask<void>;
   /** The instant runOnce(now) asked for, read as its pass starts (runNow starts a run synchronously). */
   private requestedNow: Date | undefined;
 
@@ -66,14 +74,27 @@ export class Maintenance {
       logger: context.logger,
       run: (signal) => this.pass(this.requestedNow ?? context.clock(), signal),
     });
+    this.approvedPoll = createPeriodicTask({
+      name: 'approved cycles poll',
+      intervalMs: context.settings.approvals.pollMs,
+      logger: context.logger,
+      runAtStart: false,
+      run: async (signal) => {
+        const waiting = await withDatabase(context, 'approvals_waiting', () =>
+          context.database.approvals.anyApproved(),
+        );
+        if (waiting) await this.claimApproved(signal);
+      },
+    });
   }
 
   start(): void {
     this.task.start();
+    if (this.options.strategies) this.approvedPoll.start();
   }
 
-  stop(): Promise<void> {
-    return this.task.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.approvedPoll.stop(), this.task.stop()]);
   }
 
   /** One pass; a pass already under way is joined rather than doubled. */
@@ -136,6 +157,12 @@ export class Maintenance {
       context.database.approvals.expireDue(now),
     );
     if (expired > 0) context.logger.info({ expired }, 'parked cycles expired without approval');
+    return { expired, resumed: await this.claimApproved(signal) };
+  }
+
+  /** Claims and runs, one at a time, the approved cycles of the strategies this replica runs. */
+  private async claimApproved(signal: AbortSignal): Promise<CycleReport[]> {
+    const { context } = this;
     const running = (this.options.strategies?.() ?? []).filter((strategy) => strategy.enabled);
     const resumed: CycleReport[] = [];
     while (!signal.aborted) {
@@ -149,10 +176,17 @@ export class Maintenance {
       const [approved] = claimed;
       if (!approved) break;
       // One at a time: each runs on its own fresh quote, which must not wait behind another's.
-      const strategy = running.find((candidate) => candidate.name === approved.cycle.strategy)!;
-      resumed.push(await resumeApprovedCycle(context, strategy, approved.cycle, approved.approvedMaxPrice));
+      const current = running.find((candidate) => candidate.name === approved.cycle.strategy)!;
+      const parked = await strategyOfParkedVersion(context, current, approved.cycle).catch(
+        (error: unknown) => ({ gone: `its strategy version could not be read: ${errorCodeOf(error)}` }),
+      );
+      resumed.push(
+        'gone' in parked
+          ? await endApprovedCycle(context, approved.cycle, parked.gone)
+          : await resumeApprovedCycle(context, parked.strategy, approved.cycle, approved.approvedMaxPrice),
+      );
     }
-    return { expired, resumed };
+    return resumed;
   }
 
   private async refreshGauges(): Promise<void> {

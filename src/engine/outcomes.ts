@@ -29,6 +29,7 @@ export const ENGINE_REASONS = [
   'approval_required',
   'approval_rejected',
   'approval_expired',
+  'approved_version_gone',
 ] as const;
 export type EngineReason = (typeof ENGINE_REASONS)[number];
 

@@ -15,7 +15,7 @@ export interface ReadinessDeps {
   killSwitch: KillSwitch;
   clock: () => Date;
   metrics: Metrics;
-  settings: { databaseTimeoutMs: number };
+  settings: { databaseTimeoutMs: number; databaseClockSkewMs: number };
   /** The service counts as reachable if it answered within this; otherwise a check asks it (a balance read). */
   serviceFreshMs?: number;
   /** Where the migrations this code needs are (tests); default the package's drizzle/ folder. */
@@ -42,7 +42,7 @@ export function createReadiness(deps: ReadinessDeps): Readiness {
   let state: ReadinessReport = {
     ready: false,
     paused: false,
-    checks: { database: NOT_CHECKED, migrations: NOT_CHECKED, service: NOT_CHECKED },
+    checks: { database: NOT_CHECKED, migrations: NOT_CHECKED, service: NOT_CHECKED, clock: NOT_CHECKED },
   };
 
   const answeredRecently = () => {
@@ -58,6 +58,27 @@ export function createReadiness(deps: ReadinessDeps): Readiness {
     } catch (error) {
       // An HTTP answer, even an error status, proves the service is there.
       return answeredRecently() ? { ok: true } : { ok: false, detail: errorCodeOf(error) };
+    }
+  };
+
+  /**
+   * This replica's clock against the database's, which judges deadlines and windows: measured as the
+   * database's reading less the middle of our readings before and after it.
+   */
+  const checkClock = async (): Promise<ReadinessCheck> => {
+    try {
+      const before = deps.clock().getTime();
+      const databaseMs = await withDatabase(deps, 'readiness_clock', () => deps.database.clockMs(), 2_000);
+      const skewMs = (before + deps.clock().getTime()) / 2 - databaseMs;
+      deps.metrics.databaseClockSkew.set(skewMs / 1000);
+      if (Math.abs(skewMs) <= deps.settings.databaseClockSkewMs) return { ok: true };
+      const seconds = (Math.abs(skewMs) / 1000).toFixed(1);
+      return {
+        ok: false,
+        detail: `this replica's clock is ${skewMs < 0 ? 'behind' : 'ahead of'} the database's by ${seconds} s (engine.databaseClockSkewMs ${deps.settings.databaseClockSkewMs}): fix its time synchronisation`,
+      };
+    } catch (error) {
+      return { ok: false, detail: errorCodeOf(error) };
     }
   };
 
@@ -87,14 +108,18 @@ export function createReadiness(deps: ReadinessDeps): Readiness {
     // The pause is the kill switch's last known state (kept by the worker's own reads), not this check's.
     report: () => ({ ...state, paused: deps.killSwitch.lastKnown()?.paused ?? state.paused }),
     async refresh(signal) {
-      const [{ database, migrations }, service] = await Promise.all([checkDatabase(), checkService(signal)]);
+      const [{ database, migrations }, service, clock] = await Promise.all([
+        checkDatabase(),
+        checkService(signal),
+        checkClock(),
+      ]);
       let paused = deps.killSwitch.lastKnown()?.paused ?? false;
       if (database.ok) {
         paused = await withDatabase(deps, 'readiness_paused', () => deps.killSwitch.isPaused(), 2_000).catch(
           () => paused,
         );
       }
-      const checks = { database, migrations, service };
+      const checks = { database, migrations, service, clock };
       state = { ready: Object.values(checks).every((check) => check.ok), paused, checks };
     },
   };

@@ -4,7 +4,7 @@
  * `apply` the files run as they are, with `approve` a changed strategy keeps running its last approved
  * version, rebuilt from the stored document, and a new strategy runs only once a version is approved.
  */
-import type { StrategyChanges } from '../db/index.js';
+import type { Cycle, StrategyChanges } from '../db/index.js';
 import {
   formatProblem,
   parseStrategyText,
@@ -131,4 +131,39 @@ export async function approvalsChanged(
   );
   for (const [name, choice] of choices) if ((running.get(name) ?? null) !== choice) return true;
   return false;
+}
+
+/**
+ * What an approved cycle buys: the strategy version it parked under, as people approved it. The running
+ * strategy when it still is that version, else the version's stored document rebuilt; `gone` says why
+ * neither can be run (the version is not stored or no longer validates, or it would buy another amount
+ * than the parked one, as a cycle from before versions does when the file's amount changed).
+ */
+export async function strategyOfParkedVersion(
+  context: EngineContext,
+  running: Strategy,
+  cycle: Cycle,
+): Promise<{ strategy: Strategy } | { gone: string }> {
+  let strategy = running;
+  const parkedVersion = cycle.strategyVersion;
+  if (parkedVersion !== null && running.version !== parkedVersion) {
+    const versions = await withDatabase(context, 'strategy_versions', () =>
+      context.database.strategyVersions.list(cycle.strategy),
+    );
+    const stored = versions.find((candidate) => candidate.version === parkedVersion);
+    if (!stored) return { gone: `version ${parkedVersion} of ${cycle.strategy} is not stored` };
+    const rebuilt = rebuild(running, parkedVersion, stored.content);
+    if ('problems' in rebuilt) {
+      return {
+        gone: `version ${parkedVersion} of ${cycle.strategy} no longer validates: ${rebuilt.problems.join('; ')}`,
+      };
+    }
+    strategy = rebuilt.strategy;
+  }
+  if (cycle.amount !== null && !strategy.amount.equals(cycle.amount)) {
+    return {
+      gone: `cycle ${cycle.id} was approved to buy ${cycle.amount.toString()}, and ${cycle.strategy} now buys ${strategy.amount.toString()}: approve a new cycle for that`,
+    };
+  }
+  return { strategy };
 }

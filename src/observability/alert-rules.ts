@@ -36,6 +36,8 @@ export const RATE_WINDOW_MS = 5 * MINUTE_MS;
 export const API_ERRORS_PER_SECOND = '0.05';
 
 const UNSURE_FOR_MS = 10 * MINUTE_MS;
+/** engine.databaseClockSkewMs's default: the alert's threshold, and the console's. */
+export const CLOCK_SKEW_MS = 2_000;
 const PAUSED_FOR_MS = 2 * 60 * MINUTE_MS;
 const events = promDuration(EVENT_WINDOW_MS);
 const rate = promDuration(RATE_WINDOW_MS);
@@ -87,6 +89,16 @@ export const ALERT_RULES = {
     expr: 'max(treasury_approvals_waiting_long) > 0',
     severity: 'ticket',
     summary: '{{ $value }} cycle(s) wait for approval: `treasury-bot approvals`, then `approve` or `reject`',
+  },
+  clockSkew: {
+    alert: 'TreasuryClockSkew',
+    comment:
+      "A replica's clock differs from the database's by more than engine.databaseClockSkewMs (default 2 s):\nthe database judges deadlines and windows, but this replica's logs, schedules and timestamps drift.",
+    expr: `abs(treasury_database_clock_skew_seconds) > ${CLOCK_SKEW_MS / 1000}`,
+    forMs: 5 * MINUTE_MS,
+    severity: 'ticket',
+    summary:
+      'Replica {{ $labels.instance }} clock is {{ $value }} s off the database: fix its time synchronisation',
   },
   orderDiscrepancy: {
     alert: 'TreasuryOrderDiscrepancy',

@@ -118,6 +118,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Cycles awaiting approval for longer than engine.approvals.waitingAlertMs',
       registers,
     }),
+    databaseClockSkew: new Gauge({
+      name: 'treasury_database_clock_skew_seconds',
+      help: "This replica's clock less the database's (which judges approval deadlines and envelope windows), at the last readiness check",
+      registers,
+    }),
     envelopeRoom: new Gauge({
       name: 'treasury_envelope_room',
       help: 'Room left in each active envelope: max total less the cost of the orders charged to it (fiat)',

@@ -40,7 +40,7 @@ export interface ProcessFacts {
   readingsSince(from: Date): Date[];
   /** Each label value of a gauge, as set now (one entry under '' for a gauge without labels). */
   gauge(
-    metric: 'lastSuccessfulCycle' | 'strategyInterval' | 'approvalsWaitingLong',
+    metric: 'lastSuccessfulCycle' | 'strategyInterval' | 'approvalsWaitingLong' | 'databaseClockSkew',
     label?: 'strategy',
   ): Promise<Map<string, number>>;
 }

@@ -16,7 +16,7 @@ import { type EngineBench, startEngineBench } from '../engine/support/harness.js
  * same outcome, reason and amount.
  *
  * The strategies cover a threshold with a cooldown and a daily budget in a zone whose midnight falls inside
- * the range, a DCA with a price cap and a credit guard, and a DCA without guards that runs into the end of
+ * the range, a DCA with a price cap and a credit guard, a DCA whose every order parks for approval, and a DCA without guards that runs into the end of
  * the credit line (the service refuses its orders). Strategies that fire at the same instant run one after
  * the other in file order, as the backtest takes them; the guarded one never shares an instant with an
  * order placed before it in that instant (the worker counts such an order twice, on purpose, to be safe).
@@ -69,6 +69,15 @@ describe('faithfulness: the backtest decides as the live worker does', () => {
         `maxPrice: "${quantile(0.7)}"`,
         'guards:',
         '  minCreditAvailable: "1500.00"',
+        '---',
+        'name: four-eyes',
+        'kind: dca',
+        'symbol: USDTBRL',
+        'amount: "300.00"',
+        'schedule: "2-59/20 * * * *"',
+        'timezone: UTC',
+        'approval:',
+        '  required: always',
         '---',
         'name: fallback',
         'kind: dca',
@@ -161,10 +170,12 @@ describe('faithfulness: the backtest decides as the live worker does', () => {
       'price_above_max',
       'credit_available_below_min',
       'order_rejected',
+      'approval_required',
     ]) {
       expect(reasons, reason).toContain(reason);
     }
-    // dip every 10 minutes, steady at 5 past every 10, fallback every 15, from 14:00 to 17:00.
-    expect(backtested).toHaveLength(19 + 18 + 13);
+    // dip every 10 minutes, steady at 5 past every 10, four-eyes at 2 past every 20, fallback every 15,
+    // from 14:00 to 17:00.
+    expect(backtested).toHaveLength(19 + 18 + 9 + 13);
   });
 });

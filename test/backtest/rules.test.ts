@@ -51,6 +51,7 @@ describe('backtest: thresholds and quotes', () => {
       skipped: { price_not_below_threshold: 2 },
       failed: {},
       budgetLimited: { days: 0, months: 0 },
+      parked: { cycles: 0, cost: '0.00' },
     });
   });
 
@@ -344,5 +345,64 @@ describe('backtest: ranges', () => {
     expect(() => backtest([hourly], series, { from: '2026-04-01T00:00:00Z' })).toThrow(
       /the range 2026-04-01T00:00:00.000Z to 2026-03-02T05:00:00.000Z has no prices: test.csv covers 2026-03-02T00:00:00.000Z to 2026-03-02T05:00:00.000Z/,
     );
+  });
+});
+
+describe('backtest: approvals', () => {
+  const series = flatSeries('2026-03-02T10:00:00Z', '2026-03-02T13:00:00Z', '5.0000');
+  // Orders above 1,500.00 need people: the 2,000.00 slots park, the 1,000.00 one (at 12:00) does not.
+  const guarded = dca({
+    name: 'guarded',
+    timezone: 'UTC',
+    amount: d('2000.00'),
+    schedule: '0 10,11,13 * * *',
+    approval: {
+      required: 'above',
+      above: d('1500.00'),
+      approvers: 2,
+      timeoutMs: 3_600_000,
+      priceTolerancePct: d('0.5'),
+    },
+  });
+  const small = dca({
+    name: 'guarded-small',
+    timezone: 'UTC',
+    amount: d('1000.00'),
+    schedule: '0 12 * * *',
+    approval: guarded.approval,
+  });
+
+  it('reports the cycles that would have parked, with their cost, and buys none of them', () => {
+    const result = backtest([guarded, small], series);
+    expect(result.lines('guarded')).toEqual([
+      '2026-03-02T10:00:00.000Z awaiting_approval approval_required',
+      '2026-03-02T11:00:00.000Z awaiting_approval approval_required',
+      '2026-03-02T13:00:00.000Z awaiting_approval approval_required',
+    ]);
+    expect(result.lines('guarded-small')).toEqual(['2026-03-02T12:00:00.000Z placed ok']);
+    expect(result.run.strategies[0]!.result.summary()).toMatchObject({
+      orders: 0,
+      spent: '0.00',
+      parked: { cycles: 3, cost: '6000.00' },
+    });
+  });
+
+  it('with --assume-approved buys them at the parked price', () => {
+    const result = backtest([guarded], series, { assumeApproved: true });
+    expect(result.lines()).toEqual([
+      '2026-03-02T10:00:00.000Z placed ok',
+      '2026-03-02T11:00:00.000Z placed ok',
+      '2026-03-02T13:00:00.000Z placed ok',
+    ]);
+    expect(result.decisions.map((decision) => decision.price?.toFixed(4))).toEqual([
+      '5.0000',
+      '5.0000',
+      '5.0000',
+    ]);
+    expect(result.run.strategies[0]!.result.summary()).toMatchObject({
+      orders: 3,
+      spent: '6000.00',
+      parked: { cycles: 3, cost: '6000.00' },
+    });
   });
 });

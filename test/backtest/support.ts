@@ -37,7 +37,13 @@ export interface Backtested {
 export function backtest(
   strategies: Strategy[],
   series: PriceSeries,
-  options: { from?: string; to?: string; creditTotal?: string; settleDelayMs?: number } = {},
+  options: {
+    from?: string;
+    to?: string;
+    creditTotal?: string;
+    settleDelayMs?: number;
+    assumeApproved?: boolean;
+  } = {},
 ): Backtested {
   const decisions: SlotDecision[] = [];
   const run = runBacktest(strategies, series, {
@@ -45,6 +51,7 @@ export function backtest(
     ...(options.to && { to: Date.parse(options.to) }),
     creditTotal: d(options.creditTotal ?? '1000000.00'),
     settleDelayMs: options.settleDelayMs ?? 86_400_000,
+    ...(options.assumeApproved && { assumeApproved: true }),
     onDecision: (decision) => decisions.push(decision),
   });
   return {

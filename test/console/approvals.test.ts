@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_ACTIONS } from '../../src/console/approval-actions.js';
 import { allows } from '../../src/console/permissions.js';
 import { type ApprovalControl, createApprovalControl } from '../../src/control/index.js';
-import { ROLES, type Role } from '../../src/db/index.js';
+import { openConsoleStore, ROLES, type Role } from '../../src/db/index.js';
 import { recordStrategiesSeen } from '../../src/engine/index.js';
 import type { DcaStrategy } from '../../src/strategy/index.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
@@ -37,6 +37,11 @@ describe('console approvals', () => {
 
   /** An envelope created by someone else, waiting for its one approval. */
   async function pendingEnvelope(): Promise<number> {
+    const creator = `creator-${people++}`;
+    await openConsoleStore(bench.database).people.add(
+      { name: creator, role: 'approver', passwordHash: 'unused' },
+      'test',
+    );
     const envelope = await control.addEnvelope(
       {
         strategy: GUARDED.name,
@@ -46,7 +51,7 @@ describe('console approvals', () => {
         validFrom: new Date(Date.now() - 60_000),
         validUntil: new Date(Date.now() + 3_600_000),
       },
-      `creator-${people++}`,
+      creator,
     );
     return envelope.id;
   }
@@ -149,17 +154,17 @@ describe('console approvals', () => {
     const approver = clients.get('approver')!;
     const answer = await approver.post(`/cycles/${id}/approve`, {
       _csrf: await approver.csrfFrom('/approvals'),
-      maxPrice: '5.9000',
+      maxPrice: '5.4100',
       back: '/approvals',
     });
     expect(answer.status, answer.body).toBe(303);
     const record = await bench.database.approvals.forCycle(id);
     expect(record).toMatchObject({ decision: 'approved', decidedBy: 'approver' });
-    expect(record?.approvedMaxPrice?.toString()).toBe('5.9');
+    expect(record?.approvedMaxPrice?.toString()).toBe('5.41');
     const page = await clients.get('viewer')!.get(`/cycles/${id}`);
     expect(page.body).toContain('<h2>Approval</h2>');
     expect(page.body).toMatch(/approved<\/span> <time[^>]*>[^<]*<\/time> by approver/);
-    expect(page.body).toContain('approved at most 5.9');
+    expect(page.body).toContain('approved at most 5.41');
   });
 
   it("shows the domain's refusals as 409 pages: one's own envelope, a cycle already decided", async () => {
@@ -255,7 +260,7 @@ describe('console approvals', () => {
     expect(rejected.body).not.toContain(INJECTED);
     expect(rejected.body).toContain('&lt;img src=x onerror=&quot;window.injected=1&quot;&gt;no');
 
-    await control.approveEnvelope(await pendingEnvelope(), 'someone');
+    await control.approveEnvelope(await pendingEnvelope(), 'approver');
     // A small order fits an active envelope (this one, or one the role tests activated).
     const report = await bench.run(strategy({ ...GUARDED, amount: d('1.00') }), freshSlot());
     expect(report.outcome).toBe('placed');

@@ -87,7 +87,7 @@ describe('console: alerts that fire now', () => {
       /<tr class="alert-firing"><td><span class="state state-page">page<\/span><\/td><td>TreasuryUnsureCycles<\/td>/,
     );
     expect(overview).toContain(
-      'Not evaluated here (counted by the worker process; this console runs without it): TreasuryNoSuccessfulCycle, TreasuryNoSuccessfulCycleSinceStart, TreasuryApprovalsWaiting, TreasuryApiErrors,',
+      'Not evaluated here (counted by the worker process; this console runs without it): TreasuryNoSuccessfulCycle, TreasuryNoSuccessfulCycleSinceStart, TreasuryApprovalsWaiting, TreasuryClockSkew, TreasuryApiErrors,',
     );
 
     await console.test.database.cycles.transition(id, 'unsure', 'not_placed', {

@@ -1,14 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allows } from '../../src/console/permissions.js';
 import { type ApprovalControl, createApprovalControl } from '../../src/control/index.js';
-import { type Database, openConsoleStore, openDatabase } from '../../src/db/index.js';
+import {
+  APPROVER_ROLES,
+  type Database,
+  type EnvelopeInput,
+  openConsoleStore,
+  openDatabase,
+  ROLES,
+} from '../../src/db/index.js';
 import {
   type EngineContext,
   KillSwitch,
   Maintenance,
   recordStrategiesSeen,
+  resolveStrategyVersions,
   runCycle,
 } from '../../src/engine/index.js';
-import type { DcaStrategy, Strategy } from '../../src/strategy/index.js';
+import {
+  type DcaStrategy,
+  parseStrategyText,
+  type Strategy,
+  strategyHash,
+} from '../../src/strategy/index.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
@@ -30,6 +44,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     test = await createTestDatabase(backend, { routeNotifications: () => ['desk'] });
     bench = await startEngineBench({ replicaId: 'replica-a', test });
     control = createApprovalControl(bench.database);
+    await addPeople(bench.database, APPROVERS);
   });
   afterAll(async () => {
     await bench.close();
@@ -207,10 +222,8 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     const report = await bench.run(subject, freshSlot());
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
     expect((await resumeWith(subject)).approvals?.expired).toBe(0);
-    const later = new Date(Date.now() + 61_000);
-    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(
-      1,
-    );
+    await endApprovalWindow(bench.database, cycleId);
+    expect((await new Maintenance(bench.context).runOnce()).approvals?.expired).toBeGreaterThanOrEqual(1);
     expect(await bench.database.cycles.get(cycleId)).toMatchObject({
       state: 'approval_expired',
       reasonCode: 'approval_expired',
@@ -225,10 +238,9 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
     expect((await control.approve(cycleId, 'ana')).cycle.state).toBe('approved');
     // This pass runs no strategy, so nothing claims it; its reservation ends at the deadline all the same.
+    await endApprovalWindow(bench.database, cycleId);
     const later = new Date(Date.now() + 61_000);
-    expect((await new Maintenance(bench.context).runOnce(later)).approvals?.expired).toBeGreaterThanOrEqual(
-      1,
-    );
+    expect((await new Maintenance(bench.context).runOnce()).approvals?.expired).toBeGreaterThanOrEqual(1);
     expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'approval_expired' });
     expect(
       (
@@ -259,6 +271,239 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     });
   });
 
+  /** The strategy as a file holding `amount` would run it, recorded as a version (changes apply at once). */
+  async function versioned(name: string, amount: string): Promise<Strategy> {
+    const text = `name: ${name}
+kind: dca
+symbol: USDTBRL
+amount: "${amount}"
+schedule: "* * * * * *"
+approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5" }
+`;
+    const parsed = parseStrategyText(text, `${name}.yaml`);
+    expect(parsed.problems).toEqual([]);
+    const strategies = parsed.strategies.map((entry) => entry.strategy);
+    const loaded = { valid: true as const, files: [], strategies, texts: new Map([[name, text]]) };
+    const { running } = await resolveStrategyVersions(bench.context, loaded, {
+      changes: 'apply',
+      actor: 'automation',
+    });
+    expect(strategyHash(running[0]!)).toBe(strategyHash(strategies[0]!));
+    await recordStrategiesSeen(bench.context, running);
+    return running[0]!;
+  }
+
+  it('buys the parked version’s amount when the strategy changed after the approval', async () => {
+    nameCount += 1;
+    const name = `approval-${nameCount}`;
+    const first = await versioned(name, '100.00');
+    const report = await bench.run(first, freshSlot());
+    expect(report.outcome).toBe('awaiting-approval');
+    const cycleId = (await bench.database.cycles.getBySlot(name, new Date(report.slot)))!.id;
+    await control.approve(cycleId, 'ana');
+    await control.approve(cycleId, 'bruno');
+    // The file now says 10,000 and applies at once: the approval was for 100.00 under version 1.
+    const second = await versioned(name, '10000.00');
+    expect(second.version).toBe(2);
+    const [resumed] = (await resumeWith(second)).approvals!.resumed;
+    expect(resumed).toMatchObject({ outcome: 'placed', amount: '100' });
+    const order = bench.sandbox.ledger().find((candidate) => candidate.quoteId === resumed!.quoteId);
+    expect(order?.amount).toBe('100');
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ strategyVersion: 1 });
+  });
+
+  it('ends an approved cycle whose parked version cannot be run again, with the reason, and says so', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    await control.approve(cycleId, 'ana');
+    await control.approve(cycleId, 'bruno');
+    // No stored version to rebuild (the cycle ran before versions), and the strategy now buys 10,000.
+    const quotesBefore = quoteRequests();
+    const [resumed] = (await resumeWith({ ...subject, amount: d('10000.00') })).approvals!.resumed;
+    expect(resumed).toMatchObject({ outcome: 'failed', reason: 'approved_version_gone', orderId: null });
+    expect(quoteRequests()).toBe(quotesBefore);
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({
+      state: 'failed',
+      reasonCode: 'approved_version_gone',
+    });
+    const failed = (await bench.database.notifications.listRecent(500)).find(
+      (message) => message.type === 'order_failed' && message.data.cycleId === cycleId,
+    );
+    expect(failed?.data).toMatchObject({ reason: 'approved_version_gone' });
+  });
+
+  it('caps the price at the lowest limit of every approver, a blank one being the default', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    const [parked] = (await control.listParked()).filter((p) => p.cycle.id === cycleId);
+    // ana agreed to the default; bruno to anything up to 9.0000: the cap is what both agreed to.
+    await control.approve(cycleId, 'ana');
+    const second = await control.approve(cycleId, 'bruno', { maxPrice: d('9.0000') });
+    expect(second.approvedMaxPrice?.toString()).toBe(parked!.defaultMaxPrice.toString());
+    // A named limit below the default is the cap.
+    const other = guarded();
+    const otherReport = await bench.run(other, freshSlot());
+    const otherId = (await bench.database.cycles.getBySlot(other.name, new Date(otherReport.slot)))!.id;
+    await control.approve(otherId, 'ana', { maxPrice: d('1.2345') });
+    expect((await control.approve(otherId, 'bruno')).approvedMaxPrice?.toString()).toBe('1.2345');
+  });
+
+  it('counts one person once whatever the case of the name', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    expect((await control.approve(cycleId, 'ana')).approvedBy).toEqual(['ana']);
+    await expect(control.approve(cycleId, 'Ana')).rejects.toMatchObject({
+      code: 'ALREADY_APPROVED_BY_PERSON',
+    });
+    expect((await bench.database.cycles.get(cycleId))?.state).toBe('awaiting_approval');
+    await recordStrategiesSeen(bench.context, [subject]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: subject.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+      },
+      'Carla',
+    );
+    expect(envelope.createdBy).toBe('carla');
+    await expect(control.approveEnvelope(envelope.id, 'CARLA')).rejects.toMatchObject({
+      code: 'APPROVER_IS_REQUESTER',
+    });
+  });
+
+  it('lets only enabled people with the approve permission decide', async () => {
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    await expect(control.approve(cycleId, 'nobody')).rejects.toMatchObject({ code: 'PERSON_UNKNOWN' });
+    await expect(control.approve(cycleId, 'victor')).rejects.toMatchObject({ code: 'PERSON_CANNOT_APPROVE' });
+    await expect(control.approve(cycleId, 'olga')).rejects.toMatchObject({ code: 'PERSON_CANNOT_APPROVE' });
+    await expect(control.reject(cycleId, 'victor', 'no')).rejects.toMatchObject({
+      code: 'PERSON_CANNOT_APPROVE',
+    });
+    await expect(control.approve(cycleId, 'dora')).rejects.toMatchObject({ code: 'PERSON_DISABLED' });
+    await expect(control.approve(cycleId, 'automation')).rejects.toMatchObject({ code: 'PERSON_UNKNOWN' });
+    expect(await bench.database.approvals.forCycle(cycleId)).toMatchObject({ approvals: [], decision: null });
+  });
+
+  it('stops counting the approvals of a person disabled before the purchase', async () => {
+    const people = openConsoleStore(bench.database).people;
+    await addPeople(bench.database, ['gil', 'hana', 'ivo', 'joao']);
+    // A cycle two people approved, not yet bought: disabling one puts it back in the queue.
+    const subject = guarded();
+    const report = await bench.run(subject, freshSlot());
+    const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
+    await control.approve(cycleId, 'gil');
+    expect((await control.approve(cycleId, 'hana')).cycle.state).toBe('approved');
+    await people.disable('hana', 'admin');
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'awaiting_approval' });
+    expect((await resumeWith(subject)).approvals?.resumed).toEqual([]);
+    expect((await control.approve(cycleId, 'ivo')).cycle.state).toBe('approved');
+    expect((await resumeWith(subject)).approvals?.resumed[0]).toMatchObject({ outcome: 'placed' });
+
+    // An envelope two people approved: disabling one makes it cover nothing until another approves.
+    const covered = guarded();
+    await recordStrategiesSeen(bench.context, [covered]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: covered.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+      },
+      'gil',
+    );
+    await control.approveEnvelope(envelope.id, 'ivo');
+    expect((await control.approveEnvelope(envelope.id, 'joao')).activeAt).not.toBeNull();
+    await people.disable('joao', 'admin');
+    expect((await bench.run(covered, freshSlot())).outcome).toBe('awaiting-approval');
+  });
+
+  it('holds an envelope to the strategy’s approver count now when it was raised after the envelope', async () => {
+    const one = guarded({
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+    await recordStrategiesSeen(bench.context, [one]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: one.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+      },
+      'carla',
+    );
+    expect(envelope.approversRequired).toBe(1);
+    expect((await control.approveEnvelope(envelope.id, 'ana')).activeAt).not.toBeNull();
+    // The strategy now wants two people: the envelope one approved covers nothing until a second approves it.
+    const two = { ...one, approval: { ...one.approval!, approvers: 2 } };
+    expect((await bench.run(two, freshSlot())).outcome).toBe('awaiting-approval');
+    await control.approveEnvelope(envelope.id, 'bruno');
+    expect(await bench.run(two, freshSlot())).toMatchObject({ outcome: 'placed' });
+  });
+
+  /** An envelope of `subject` approved by two people, with `overrides` of its limits and window. */
+  async function envelopeWith(subject: Strategy, overrides: Partial<EnvelopeInput>) {
+    await recordStrategiesSeen(bench.context, [subject]);
+    const envelope = await control.addEnvelope(
+      {
+        strategy: subject.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 60_000),
+        validUntil: new Date(Date.now() + 3_600_000),
+        ...overrides,
+      },
+      'carla',
+    );
+    await control.approveEnvelope(envelope.id, 'ana');
+    const active = await control.approveEnvelope(envelope.id, 'bruno');
+    expect(active.activeAt).not.toBeNull();
+    return active;
+  }
+
+  // Each guard of the envelope charge, alone: the same envelope without that one limit covers the order.
+  it('charges no envelope whose maximum price is below the quote', async () => {
+    const subject = guarded();
+    // The sandbox quotes about 5.40.
+    await envelopeWith(subject, { maxPrice: d('5.0000') });
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
+    await envelopeWith(subject, { maxPrice: d('9.0000') });
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('placed');
+  });
+
+  it('charges no envelope before its window opens or after it closes', async () => {
+    const subject = guarded();
+    const hour = 3_600_000;
+    await envelopeWith(subject, {
+      validFrom: new Date(Date.now() + hour),
+      validUntil: new Date(Date.now() + 2 * hour),
+    });
+    await envelopeWith(subject, {
+      validFrom: new Date(Date.now() - 2 * hour),
+      validUntil: new Date(Date.now() - hour),
+    });
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
+  });
+
+  it('charges no revoked envelope', async () => {
+    const subject = guarded();
+    const envelope = await envelopeWith(subject, {});
+    await control.revokeEnvelope(envelope.id, 'ana');
+    expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
+  });
+
   it('counts a parked cycle against the budget until it ends', async () => {
     const subject = guarded({ budget: { perDay: d('150.00') } });
     expect((await bench.run(subject, freshSlot())).outcome).toBe('awaiting-approval');
@@ -268,6 +513,34 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     });
   });
 });
+
+describe('who may approve', () => {
+  it('is every role the console grants the approve permission, and no other', () => {
+    for (const role of ROLES) expect(APPROVER_ROLES.includes(role), role).toBe(allows(role, 'approve'));
+  });
+});
+
+/** Ends the cycle's approval window one second ago by the database's clock, which decides deadlines. */
+async function endApprovalWindow(database: Database, cycleId: number) {
+  await database.withReservedConnection((connection) =>
+    connection.query(
+      `update approval_requests set expires_at = now() - interval '1 second' where cycle_id = ${cycleId}`,
+    ),
+  );
+}
+
+/** The people of the tests who approve; a viewer, an operator and a disabled approver who may not. */
+const APPROVERS = ['ana', 'bruno', 'carla'];
+
+async function addPeople(database: Database, approvers: readonly string[]) {
+  const { people } = openConsoleStore(database);
+  for (const name of approvers) await people.add({ name, role: 'approver', passwordHash: 'unused' }, 'test');
+  if (approvers !== APPROVERS) return;
+  await people.add({ name: 'victor', role: 'viewer', passwordHash: 'unused' }, 'test');
+  await people.add({ name: 'olga', role: 'operator', passwordHash: 'unused' }, 'test');
+  await people.add({ name: 'dora', role: 'approver', passwordHash: 'unused' }, 'test');
+  await people.disable('dora', 'test');
+}
 
 /**
  * Two replicas (on PostgreSQL each with its own pool) race for the last room in an envelope: the room fits
@@ -285,6 +558,7 @@ describe('two replicas racing for the last room in an envelope', () => {
       sandbox: { faults: { quote: { latencyMs: 20 } } },
     });
     second = bench.test.url ? await openDatabase({ url: bench.test.url, maxConnections: 5 }) : bench.database;
+    await addPeople(bench.database, APPROVERS);
     replicaB = {
       ...bench.context,
       database: second,
@@ -337,6 +611,49 @@ describe('two replicas racing for the last room in an envelope', () => {
     }
   });
 
+  it('buys an approved cycle within 2 s of the last approval, once, whichever replica claims it', async () => {
+    const control = createApprovalControl(bench.database);
+    const subject = strategy({
+      name: 'approved-at-once',
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+    await recordStrategiesSeen(bench.context, [subject]);
+    const parked = await runCycle(bench.context, {
+      strategy: subject,
+      slot: freshSlot(),
+      trigger: 'schedule',
+    });
+    expect(parked.outcome).toBe('awaiting-approval');
+    const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+    // Both replicas running, their maintenance passes 30 s apart (the default): only the approval wakes them.
+    const replicas = [bench.context, replicaB].map(
+      (context) => new Maintenance(context, { strategies: () => [subject] }),
+    );
+    for (const replica of replicas) replica.start();
+    try {
+      // The first pass at start is over (runOnce joins it): the next one is 30 s away.
+      await Promise.all(replicas.map((replica) => replica.runOnce()));
+      const ordered = new Promise<number>((resolve) => {
+        bench.onRequest = (event) => {
+          if (event.operation === 'createOrder' && event.status !== undefined) resolve(performance.now());
+        };
+      });
+      const approvedAt = performance.now();
+      await control.approve(waiting!.cycle.id, 'ana');
+      const orderedAt = await Promise.race([
+        ordered,
+        new Promise<number>((resolve) => setTimeout(resolve, 5_000, Number.NaN)),
+      ]);
+      expect(orderedAt - approvedAt, 'milliseconds from the approval to the order').toBeLessThan(2_000);
+    } finally {
+      bench.onRequest = undefined;
+      await Promise.all(replicas.map((replica) => replica.stop()));
+    }
+    const cycle = await bench.database.cycles.get(waiting!.cycle.id);
+    expect(cycle?.state).toBe('placed');
+    expect(bench.sandbox.ledger().filter((order) => order.quoteId === cycle!.quoteId)).toHaveLength(1);
+  });
+
   it('runs an approved cycle exactly once when both replicas look for it at the same moment', async () => {
     const control = createApprovalControl(bench.database);
     const subject = strategy({
@@ -361,5 +678,93 @@ describe('two replicas racing for the last room in an envelope', () => {
     expect(resumed).toHaveLength(1);
     expect(resumed[0]).toMatchObject({ outcome: 'placed' });
     expect(bench.sandbox.ledger().filter((order) => order.quoteId === resumed[0]!.quoteId)).toHaveLength(1);
+  });
+});
+
+/**
+ * A replica whose clock is 60 s behind the database's: deadlines and envelope windows are judged by the
+ * database's clock, so it neither accepts an approval, nor buys an approved cycle, nor charges an envelope
+ * past its time.
+ */
+describe.each(testBackends())('a replica 60 s behind the database on %s', (backend) => {
+  let bench: EngineBench;
+  let control: ApprovalControl;
+  let test: TestDatabase;
+  let count = 0;
+  const behind = () => new Date(Date.now() - 60_000);
+  const subject = () =>
+    strategy({
+      name: `behind-${++count}`,
+      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+    });
+  const query = (text: string) =>
+    bench.database.withReservedConnection((connection) => connection.query(text));
+  const pastDeadline = (cycleId: number) => endApprovalWindow(bench.database, cycleId);
+
+  beforeAll(async () => {
+    test = await createTestDatabase(backend, { clock: behind });
+    bench = await startEngineBench({ replicaId: 'replica-behind', test, clock: behind });
+    control = createApprovalControl(bench.database);
+    await addPeople(bench.database, APPROVERS);
+  });
+  afterAll(async () => {
+    await bench.close();
+    await test.drop();
+  });
+
+  async function parked(of: Strategy): Promise<number> {
+    const report = await bench.run(of, freshSlot());
+    expect(report.outcome).toBe('awaiting-approval');
+    return (await bench.database.cycles.getBySlot(of.name, new Date(report.slot)))!.id;
+  }
+
+  it('refuses an approval past the deadline', async () => {
+    const cycleId = await parked(subject());
+    await pastDeadline(cycleId);
+    await expect(control.approve(cycleId, 'ana')).rejects.toMatchObject({ code: 'APPROVAL_EXPIRED' });
+  });
+
+  it('never buys an approved cycle past its deadline', async () => {
+    const of = subject();
+    const cycleId = await parked(of);
+    await control.approve(cycleId, 'ana');
+    await pastDeadline(cycleId);
+    const pass = await new Maintenance(bench.context, { strategies: () => [of] }).runOnce();
+    expect(pass.approvals?.resumed).toEqual([]);
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'approval_expired' });
+  });
+
+  it('expires a parked cycle at the database’s deadline', async () => {
+    const cycleId = await parked(subject());
+    await pastDeadline(cycleId);
+    expect((await new Maintenance(bench.context).runOnce()).approvals?.expired).toBeGreaterThanOrEqual(1);
+    expect(await bench.database.cycles.get(cycleId)).toMatchObject({ state: 'approval_expired' });
+  });
+
+  it('parks with a deadline counted from the database’s clock', async () => {
+    const cycleId = await parked(subject());
+    const [row] = await query(
+      `select extract(epoch from expires_at - now()) * 1000 as left_ms from approval_requests where cycle_id = ${cycleId}`,
+    );
+    expect(Number(row?.left_ms)).toBeGreaterThan(3_600_000 - 30_000);
+  });
+
+  it('charges no envelope past its window', async () => {
+    const of = subject();
+    await recordStrategiesSeen(bench.context, [of]);
+    // By the replica's clock the envelope still runs for 50 s; by the database's it ended 10 s ago.
+    const envelope = await control.addEnvelope(
+      {
+        strategy: of.name,
+        maxOrder: d('150.00'),
+        maxTotal: d('1000.00'),
+        maxPrice: null,
+        validFrom: new Date(Date.now() - 3_600_000),
+        validUntil: new Date(Date.now() - 10_000),
+      },
+      'carla',
+    );
+    await control.approveEnvelope(envelope.id, 'ana');
+    expect((await bench.run(of, freshSlot())).outcome).toBe('awaiting-approval');
   });
 });

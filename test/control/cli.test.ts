@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openConsoleStore } from '../../src/db/index.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, writeWorkerFiles } from '../support/worker-process.js';
@@ -32,6 +33,12 @@ describe('approval commands', { timeout: 120_000 }, () => {
     const files = await writeWorkerFiles(STRATEGIES, 'engine:\n  reload:\n    watch: false\n');
     env = { ...files, TREASURY_API_URL: sandbox.url, TREASURY_API_TOKEN: DEMO_TOKEN, LOG_LEVEL: 'warn' };
     test = await createCommandDatabase(env);
+    await test.use(async (database) => {
+      const { people } = openConsoleStore(database);
+      for (const name of ['ana', 'bruno', 'carla'])
+        await people.add({ name, role: 'approver', passwordHash: 'unused' }, 'test');
+      await people.add({ name: 'victor', role: 'viewer', passwordHash: 'unused' }, 'test');
+    });
   });
   afterAll(async () => {
     await sandbox.close();
@@ -67,9 +74,9 @@ describe('approval commands', { timeout: 120_000 }, () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ state: 'approved', approvedBy: ['ana', 'bruno'] });
 
     const audit = await runCommand(['audit', '--json'], env);
-    const actions = (JSON.parse(audit.stdout) as { actor: string; action: string }[]).map(
-      (row) => `${row.actor} ${row.action}`,
-    );
+    const actions = (JSON.parse(audit.stdout) as { actor: string; action: string }[])
+      .filter((row) => !row.action.startsWith('user.'))
+      .map((row) => `${row.actor} ${row.action}`);
     // The worker applied the strategy's first version when it loaded the file, before anyone approved.
     expect(actions).toEqual([
       'automation strategy.version_applied',
@@ -138,6 +145,12 @@ describe('approval commands', { timeout: 120_000 }, () => {
         /^treasury-bot: INVALID_ARGUMENT: --max-price must be a positive decimal like 2500.00 \(got "-1"\)$/,
       ],
       [['approve', '999999', '--by', 'ana'], /^treasury-bot: CYCLE_NOT_FOUND: no cycle with id 999999$/],
+      [['approve', '999999', '--by', 'nobody'], /^treasury-bot: PERSON_UNKNOWN: no person named "nobody": /],
+      [['approve', '999999', '--by', 'victor'], /^treasury-bot: PERSON_CANNOT_APPROVE: victor is a viewer: /],
+      [
+        ['envelope', 'approve', '424242', '--by', 'Automation'],
+        /^treasury-bot: PERSON_UNKNOWN: no person named "Automation": /,
+      ],
       [
         ['approve', '5', '--by', 'ana b'],
         /^treasury-bot: PERSON_INVALID: the person must be 1 to 64 letters/,

@@ -30,6 +30,7 @@ const ALLOWED = new Set([
   'awaiting_approval>approval_expired',
   'approved>claimed',
   'approved>approval_expired',
+  'approved>awaiting_approval',
 ]);
 
 describe('cycle state machine', () => {

@@ -84,6 +84,39 @@ describe.each(testBackends())('migrations on %s', (backend) => {
     }
   });
 
+  it('folds people names to lower case, refusing names that differ only in case until one is renamed', async () => {
+    const test = await createTestDatabase(backend, { empty: true });
+    opened.push(test);
+    const folder = await mkdtemp(join(tmpdir(), 'treasury-migrations-'));
+    const before = MIGRATIONS.indexOf('0012_people_folded_names');
+    const sql = (text: string) =>
+      test.database.withReservedConnection((connection) => connection.query(text));
+    try {
+      await cp(findMigrationsFolder(), folder, { recursive: true });
+      const journalFile = join(folder, 'meta', '_journal.json');
+      const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: unknown[] };
+      await writeFile(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, before) }));
+      await migrate(test.database, { folder });
+      await sql(`insert into users (name, role, password_hash, created_at) values
+        ('Ana', 'approver', 'x', now()), ('Carla', 'approver', 'x', now()), ('CARLA', 'admin', 'x', now())`);
+      await expect(migrate(test.database)).rejects.toThrow(/names differ only in case: CARLA, Carla/);
+      expect((await sql('select name from users order by name')).map((row) => row.name)).toEqual([
+        'Ana',
+        'CARLA',
+        'Carla',
+      ]);
+      await sql(`update users set name = 'carla.admin' where name = 'CARLA'`);
+      expect((await migrate(test.database)).applied).toEqual(MIGRATIONS.slice(before));
+      expect((await sql('select name from users order by name')).map((row) => row.name)).toEqual([
+        'ana',
+        'carla',
+        'carla.admin',
+      ]);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   it('lets concurrent migrators apply each migration exactly once', async () => {
     const test = await createTestDatabase(backend, { empty: true });
     opened.push(test);

@@ -30,6 +30,9 @@ describe.each(testBackends())('strategy versions on %s', (backend) => {
   beforeAll(async () => {
     test = await createTestDatabase(backend, { clock, routeNotifications: () => ['ops'] });
     db = test.database;
+    const { people } = openConsoleStore(db);
+    for (const name of ['alice', 'bob'])
+      await people.add({ name, role: 'approver', passwordHash: 'unused' }, 'test');
   });
   afterAll(() => test.drop());
 

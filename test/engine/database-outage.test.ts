@@ -68,7 +68,7 @@ describe.skipIf(!onPostgres)('database outage during a cycle', () => {
       killSwitch: bench.context.killSwitch,
       clock: () => new Date(),
       metrics: bench.metrics,
-      settings: { databaseTimeoutMs: 2_000 },
+      settings: { databaseTimeoutMs: 2_000, databaseClockSkewMs: 2_000 },
     });
     await readiness.refresh();
     const down = readiness.report();

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openConsoleStore } from '../../src/db/index.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, writeWorkerFiles } from '../support/worker-process.js';
@@ -59,6 +60,12 @@ describe('strategy commands with changes: approve', { timeout: 90_000 }, () => {
       LOG_LEVEL: 'info',
     };
     test = await createCommandDatabase(env);
+    await test.use(async (database) => {
+      const { people } = openConsoleStore(database);
+      for (const name of ['alice', 'bob', 'carol'])
+        await people.add({ name, role: 'approver', passwordHash: 'unused' }, 'test');
+      await people.add({ name: 'olga', role: 'operator', passwordHash: 'unused' }, 'test');
+    });
   });
   afterAll(async () => {
     await sandbox.close();
@@ -151,9 +158,11 @@ describe('strategy commands with changes: approve', { timeout: 90_000 }, () => {
     expect(await refused(['strategy', 'approve', NAME, '--version', '2'], { TREASURY_ACTOR: '' })).toBe(
       'treasury-bot: INVALID_ARGUMENT: say who acts: give --by PERSON or set TREASURY_ACTOR',
     );
-    expect(await refused(['strategy', 'approve', NAME, '--version', '2', '--by', 'automation'])).toBe(
-      `treasury-bot: INVALID_ARGUMENT: "automation" is the worker's name, not a person who can approve`,
-    );
+    for (const automation of ['automation', 'Automation']) {
+      expect(await refused(['strategy', 'approve', NAME, '--version', '2', '--by', automation])).toBe(
+        `treasury-bot: INVALID_ARGUMENT: "automation" is the worker's name, not a person who can approve`,
+      );
+    }
     expect(await refused(['strategy', 'approve', NAME, '--version', '2', '--by', 'two words'])).toBe(
       'treasury-bot: PERSON_INVALID: the person must be 1 to 64 letters, digits, ., _, - or @ (got "two words")',
     );

@@ -64,6 +64,9 @@ describe('governed strategy changes in a running worker', () => {
 
   beforeAll(async () => {
     bench = await startEngineBench();
+    const { people } = openConsoleStore(bench.database);
+    for (const name of ['alice', 'bob'])
+      await people.add({ name, role: 'approver', passwordHash: 'unused' }, 'test');
     context = {
       ...bench.context,
       settings: engineSettings({ reload: { watch: false, approvalPollMs: 20 } }),
@@ -117,7 +120,9 @@ describe('governed strategy changes in a running worker', () => {
   });
 
   it('wrote an audit row for every approval and every version applied', async () => {
-    const rows = (await openConsoleStore(bench.database).audit.list()).reverse();
+    const rows = (await openConsoleStore(bench.database).audit.list())
+      .reverse()
+      .filter((row) => row.subject?.startsWith('strategy:'));
     expect(rows.map((row) => [row.actor, row.action, row.subject, row.before, row.after])).toEqual([
       ['alice', 'strategy.version_approved', `strategy:${NAME}`, null, { version: 1 }],
       ['deployer', 'strategy.version_applied', `strategy:${NAME}`, null, { version: 1 }],

@@ -174,7 +174,12 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
     expect(JSON.parse(ready.body)).toEqual({
       ready: true,
       paused: false,
-      checks: { database: { ok: true }, migrations: { ok: true }, service: { ok: true } },
+      checks: {
+        database: { ok: true },
+        migrations: { ok: true },
+        service: { ok: true },
+        clock: { ok: true },
+      },
     });
   });
 

@@ -58,7 +58,7 @@ describe('/readyz', () => {
       killSwitch,
       clock,
       metrics,
-      settings: { databaseTimeoutMs: 2_000 },
+      settings: { databaseTimeoutMs: 2_000, databaseClockSkewMs: 2_000 },
       serviceFreshMs: 0,
     });
     http = createHttpServer({ metrics, logger: quiet(), readiness: readiness.report });
@@ -86,7 +86,12 @@ describe('/readyz', () => {
       body: {
         ready: true,
         paused: false,
-        checks: { database: { ok: true }, migrations: { ok: true }, service: { ok: true } },
+        checks: {
+          database: { ok: true },
+          migrations: { ok: true },
+          service: { ok: true },
+          clock: { ok: true },
+        },
       },
     });
     await test.database.control.pause('drill', 'test');
@@ -147,7 +152,7 @@ describe('readiness with a database one migration behind', () => {
         killSwitch: new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics }),
         clock,
         metrics,
-        settings: { databaseTimeoutMs: 2_000 },
+        settings: { databaseTimeoutMs: 2_000, databaseClockSkewMs: 2_000 },
       });
       observer.onRequest({ operation: 'balance', method: 'GET', status: 200, durationMs: 1, attempt: 1 });
       await readiness.refresh();
@@ -163,5 +168,62 @@ describe('readiness with a database one migration behind', () => {
       await rm(folder, { recursive: true, force: true });
       await test.drop();
     }
+  });
+});
+
+/**
+ * A replica whose clock differs from the database's by more than engine.databaseClockSkewMs says so: in
+ * /readyz (not ready, naming the difference) and in treasury_database_clock_skew_seconds.
+ */
+describe('/readyz with a clock off the database’s', () => {
+  let sandbox: RunningSandbox;
+  let test: TestDatabase;
+  let client: PurchaseClient;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ stepMs: 0 });
+    test = await createTestDatabase();
+    client = createPurchaseClient({ baseUrl: sandbox.url, token: DEMO_TOKEN, retry: { maxAttempts: 1 } });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await sandbox?.close();
+    await test?.drop();
+  });
+
+  async function checkWith(offsetMs: number) {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const observer = createApiObserver(metrics);
+    const clock = () => new Date(Date.now() + offsetMs);
+    const killSwitch = new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics });
+    const readiness = createReadiness({
+      database: test.database,
+      client,
+      observer,
+      killSwitch,
+      clock,
+      metrics,
+      settings: { databaseTimeoutMs: 2_000, databaseClockSkewMs: 2_000 },
+      serviceFreshMs: 0,
+    });
+    await readiness.refresh();
+    const skew = (await metrics.registry.getSingleMetric('treasury_database_clock_skew_seconds')?.get())
+      ?.values[0]?.value;
+    return { report: readiness.report(), skew };
+  }
+
+  it('is not ready 60 s behind, naming the difference, and the metric shows it', async () => {
+    const { report, skew } = await checkWith(-60_000);
+    expect(report.ready).toBe(false);
+    expect(report.checks.clock).toMatchObject({ ok: false });
+    expect(report.checks.clock?.detail).toMatch(/behind the database's by 60\.\d s/);
+    expect(skew).toBeLessThan(-59);
+    expect(skew).toBeGreaterThan(-61);
+  });
+
+  it('is ready within the setting', async () => {
+    const { report, skew } = await checkWith(0);
+    expect(report).toMatchObject({ ready: true, checks: { clock: { ok: true } } });
+    expect(Math.abs(skew ?? Number.NaN)).toBeLessThan(2);
   });
 });

@@ -4,20 +4,25 @@
  * one transaction, on the subject's row locked FOR UPDATE, so that two people approving at once are counted
  * one after the other and a decision never lands on a cycle that has moved on.
  *
- * Who may approve: an envelope's creator never counts as one of its approvers, and a person counts once per
- * envelope or parked cycle. A parked cycle is requested by the automation (the strategy), not by a person, so
- * for it the rule is that the same person cannot approve twice.
+ * Who may approve: a person of the people table (`user add`), enabled, with a role that holds the approve
+ * permission, named case-insensitively; every decision is recorded under the person's stored name. An
+ * envelope's creator never counts as one of its approvers, and a person counts once per envelope or parked
+ * cycle. A parked cycle is requested by the automation (the strategy), not by a person, so for it the rule is
+ * that the same person cannot approve twice. Approvals count while their person is enabled: what is not
+ * bought yet (an approved cycle not claimed, an envelope's next charge) needs the count again without them.
  */
-import { and, asc, desc, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { TreasuryError } from '../../errors.js';
 import { Decimal } from '../../money.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
-import { approvalRequests, approvals, cycles, envelopes, strategies } from '../schema.js';
+import { approvalRequests, approvals, cycles, envelopes, strategies, users } from '../schema.js';
 import type { Cycle } from '../types.js';
 import { appendAudit } from './audit.js';
 import { toCycle } from './cycle-rows.js';
 import { approvalDecided, type Outbox } from './notification-events.js';
+import { APPROVER_ROLES, foldedName } from './people.js';
 
 export type ApprovalErrorCode =
   | 'CYCLE_NOT_FOUND'
@@ -29,6 +34,9 @@ export type ApprovalErrorCode =
   | 'ENVELOPE_REVOKED'
   | 'STRATEGY_NOT_FOUND'
   | 'PERSON_INVALID'
+  | 'PERSON_UNKNOWN'
+  | 'PERSON_DISABLED'
+  | 'PERSON_CANNOT_APPROVE'
   | 'INVALID_REQUEST';
 
 /** A refusal of what a person asked: the code says which rule, the message what to do. */
@@ -111,7 +119,7 @@ export interface ApprovalsRepository {
   approveCycle(cycleId: number, person: string, maxPrice: Decimal | null): Promise<CycleApprovalResult>;
   rejectCycle(cycleId: number, person: string, reason: string): Promise<Cycle>;
   /**
-   * Parked cycles past their deadline end `approval_expired`, whether still waiting for people or approved
+   * Parked cycles past their deadline (by the database's clock) end `approval_expired`, whether still waiting for people or approved
    * and never claimed by a replica; returns how many.
    */
   expireDue(now: Date): Promise<number>;
@@ -120,6 +128,8 @@ export interface ApprovalsRepository {
    * `owner`: each is claimed by exactly one replica.
    */
   claimApproved(owner: string, strategyNames: readonly string[], limit: number): Promise<ClaimedApproval[]>;
+  /** Whether any cycle is approved and not yet claimed: one probe of the state index, polled often. */
+  anyApproved(): Promise<boolean>;
   addEnvelope(input: EnvelopeInput, person: string): Promise<Envelope>;
   approveEnvelope(id: number, person: string): Promise<Envelope>;
   revokeEnvelope(id: number, person: string): Promise<Envelope>;
@@ -163,27 +173,28 @@ export function createApprovalsRepository(
     approveCycle: (cycleId, person, maxPrice) =>
       db.transaction(async (tx) => {
         const now = clock();
-        const request = await openRequest(tx, cycleId, now);
+        const approver = await approverNamed(tx, person);
+        const request = await openRequest(tx, cycleId);
         const before = await approversOf(tx, 'cycle', [cycleId]);
         const approvedBy = before.get(cycleId) ?? [];
-        if (approvedBy.includes(person)) {
+        if (approvedBy.some((given) => foldedName(given) === approver)) {
           throw new ApprovalError(
             'ALREADY_APPROVED_BY_PERSON',
-            `${person} already approved cycle ${cycleId}: another person must approve it`,
+            `${approver} already approved cycle ${cycleId}: another person must approve it`,
           );
         }
         await tx
           .insert(approvals)
-          .values({ subjectKind: 'cycle', subjectId: cycleId, person, at: now, maxPrice });
-        approvedBy.push(person);
-        const complete = approvedBy.length >= request.approversRequired;
+          .values({ subjectKind: 'cycle', subjectId: cycleId, person: approver, at: now, maxPrice });
+        approvedBy.push(approver);
+        const complete = (await countApprovers(tx, 'cycle', cycleId)) >= request.approversRequired;
         let approvedMaxPrice: Decimal | null = null;
         let cycle = await cycleRow(tx, cycleId);
         if (complete) {
           approvedMaxPrice = await lowestMaxPrice(tx, cycleId, request.defaultMaxPrice);
           await tx
             .update(approvalRequests)
-            .set({ decision: 'approved', decidedAt: now, decidedBy: person, approvedMaxPrice })
+            .set({ decision: 'approved', decidedAt: now, decidedBy: approver, approvedMaxPrice })
             .where(eq(approvalRequests.cycleId, cycleId));
           cycle = await moveParked(tx, cycleId, 'approved', now, null);
           await outbox.enqueue(
@@ -199,7 +210,7 @@ export function createApprovalsRepository(
         await appendAudit(
           tx,
           {
-            actor: person,
+            actor: approver,
             action: 'approval.approve',
             subject: `cycle:${cycleId}`,
             before: { state: 'awaiting_approval', approvedBy: approvedBy.slice(0, -1) },
@@ -221,10 +232,11 @@ export function createApprovalsRepository(
         };
       }),
 
-    rejectCycle: (cycleId, person, reason) =>
+    rejectCycle: (cycleId, given, reason) =>
       db.transaction(async (tx) => {
         const now = clock();
-        await openRequest(tx, cycleId, now);
+        const person = await approverNamed(tx, given);
+        await openRequest(tx, cycleId);
         const approvedBy = (await approversOf(tx, 'cycle', [cycleId])).get(cycleId) ?? [];
         await tx
           .update(approvalRequests)
@@ -255,7 +267,7 @@ export function createApprovalsRepository(
         const due = await tx
           .select({ cycleId: approvalRequests.cycleId })
           .from(approvalRequests)
-          .where(and(isNull(approvalRequests.decision), lte(approvalRequests.expiresAt, now)))
+          .where(and(isNull(approvalRequests.decision), lte(approvalRequests.expiresAt, sql`now()`)))
           .orderBy(asc(approvalRequests.expiresAt))
           .limit(500)
           .for('update', { skipLocked: true });
@@ -276,7 +288,7 @@ export function createApprovalsRepository(
           .select({ id: cycles.id })
           .from(cycles)
           .innerJoin(approvalRequests, eq(approvalRequests.cycleId, cycles.id))
-          .where(and(eq(cycles.state, 'approved'), lte(approvalRequests.expiresAt, now)))
+          .where(and(eq(cycles.state, 'approved'), lte(approvalRequests.expiresAt, sql`now()`)))
           .limit(500)
           .for('update', { of: cycles, skipLocked: true });
         let expiredApproved = 0;
@@ -309,13 +321,22 @@ export function createApprovalsRepository(
     async claimApproved(owner, strategyNames, limit) {
       if (strategyNames.length === 0) return [];
       const now = clock();
+      // Only before the deadline, by the database's clock in this very statement: no replica buys a cycle
+      // outside its time, whatever its own clock says.
       const due = db
         .select({ id: cycles.id })
         .from(cycles)
-        .where(and(eq(cycles.state, 'approved'), inArray(cycles.strategy, [...strategyNames])))
+        .innerJoin(approvalRequests, eq(approvalRequests.cycleId, cycles.id))
+        .where(
+          and(
+            eq(cycles.state, 'approved'),
+            inArray(cycles.strategy, [...strategyNames]),
+            sql`${approvalRequests.expiresAt} > now()`,
+          ),
+        )
         .orderBy(asc(cycles.updatedAt))
         .limit(limit)
-        .for('update', { skipLocked: true });
+        .for('update', { of: cycles, skipLocked: true });
       // A compare-and-set on the state: a cycle another replica claimed first is no longer `approved`.
       const claimed = await db
         .update(cycles)
@@ -340,9 +361,19 @@ export function createApprovalsRepository(
       });
     },
 
-    addEnvelope: (input, person) =>
+    async anyApproved() {
+      const [row] = await db
+        .select({ id: cycles.id })
+        .from(cycles)
+        .where(eq(cycles.state, 'approved'))
+        .limit(1);
+      return row !== undefined;
+    },
+
+    addEnvelope: (input, given) =>
       db.transaction(async (tx) => {
         const now = clock();
+        const person = await approverNamed(tx, given);
         const [strategy] = await tx
           .select({ config: strategies.config })
           .from(strategies)
@@ -377,21 +408,22 @@ export function createApprovalsRepository(
         return envelope;
       }),
 
-    approveEnvelope: (id, person) =>
+    approveEnvelope: (id, given) =>
       db.transaction(async (tx) => {
         const now = clock();
+        const person = await approverNamed(tx, given);
         const row = await lockedEnvelope(tx, id);
         if (row.revokedAt !== null) {
           throw new ApprovalError('ENVELOPE_REVOKED', `envelope ${id} was revoked by ${row.revokedBy}`);
         }
-        if (row.createdBy === person) {
+        if (foldedName(row.createdBy) === person) {
           throw new ApprovalError(
             'APPROVER_IS_REQUESTER',
             `${person} created envelope ${id} and cannot approve it: another person must`,
           );
         }
         const before = await envelopeOf(tx, row);
-        if (before.approvedBy.includes(person)) {
+        if (before.approvedBy.some((approver) => foldedName(approver) === person)) {
           throw new ApprovalError(
             'ALREADY_APPROVED_BY_PERSON',
             `${person} already approved envelope ${id}: another person must approve it`,
@@ -399,7 +431,8 @@ export function createApprovalsRepository(
         }
         await tx.insert(approvals).values({ subjectKind: 'envelope', subjectId: id, person, at: now });
         let current = row;
-        if (row.activeAt === null && before.approvedBy.length + 1 >= row.approversRequired) {
+        const counted = await countApprovers(tx, 'envelope', id, row.createdBy);
+        if (row.activeAt === null && counted >= (await envelopeApproversRequired(tx, row))) {
           const [activated] = await tx
             .update(envelopes)
             .set({ activeAt: now })
@@ -422,9 +455,10 @@ export function createApprovalsRepository(
         return after;
       }),
 
-    revokeEnvelope: (id, person) =>
+    revokeEnvelope: (id, given) =>
       db.transaction(async (tx) => {
         const now = clock();
+        const person = await approverNamed(tx, given);
         const row = await lockedEnvelope(tx, id);
         if (row.revokedAt !== null) {
           throw new ApprovalError(
@@ -496,13 +530,17 @@ export function createApprovalsRepository(
   };
 }
 
-/** The parked cycle's open request, locked; refused when it is decided, gone, or past its deadline. */
-async function openRequest(tx: DrizzleExecutor, cycleId: number, now: Date): Promise<RequestRow> {
-  const [request] = await tx
-    .select()
+/**
+ * The parked cycle's open request, locked; refused when it is decided, gone, or past its deadline by the
+ * database's clock (a replica's may differ).
+ */
+async function openRequest(tx: DrizzleExecutor, cycleId: number): Promise<RequestRow> {
+  const [found] = await tx
+    .select({ request: approvalRequests, expired: sql<boolean>`${approvalRequests.expiresAt} <= now()` })
     .from(approvalRequests)
     .where(eq(approvalRequests.cycleId, cycleId))
     .for('update');
+  const request = found?.request;
   if (!request) {
     const [cycle] = await tx.select({ state: cycles.state }).from(cycles).where(eq(cycles.id, cycleId));
     if (!cycle) throw new ApprovalError('CYCLE_NOT_FOUND', `no cycle with id ${cycleId}`);
@@ -517,7 +555,7 @@ async function openRequest(tx: DrizzleExecutor, cycleId: number, now: Date): Pro
       `cycle ${cycleId} no longer waits for approval: it was ${request.decision}${request.decidedBy ? ` by ${request.decidedBy}` : ''}`,
     );
   }
-  if (request.expiresAt.getTime() <= now.getTime()) {
+  if (found.expired) {
     throw new ApprovalError(
       'APPROVAL_EXPIRED',
       `cycle ${cycleId} waited past its deadline ${request.expiresAt.toISOString()}: it can no longer be approved`,
@@ -554,14 +592,16 @@ async function moveParked(
   return row;
 }
 
-/** The lowest maximum price any approver named, else the default (the parked price plus the tolerance). */
+/**
+ * The lowest of every approver's limit, where an approver who named none agreed to the default (the parked
+ * price plus the tolerance): no approver's limit is ever above what the cycle may be bought at.
+ */
 async function lowestMaxPrice(tx: DrizzleExecutor, cycleId: number, fallback: Decimal): Promise<Decimal> {
   const named = await tx
     .select({ maxPrice: approvals.maxPrice })
     .from(approvals)
     .where(and(eq(approvals.subjectKind, 'cycle'), eq(approvals.subjectId, cycleId)));
-  const prices = named.flatMap((row) => (row.maxPrice === null ? [] : [row.maxPrice]));
-  return prices.length === 0 ? fallback : Decimal.min(...prices);
+  return Decimal.min(fallback, ...named.map((row) => row.maxPrice ?? fallback));
 }
 
 async function approversOf(
@@ -652,4 +692,133 @@ function envelopeView(envelope: Envelope) {
 function approversInConfig(config: unknown): number {
   const approval = (config as { approval?: { approvers?: unknown } } | null)?.approval;
   return typeof approval?.approvers === 'number' ? approval.approvers : 1;
+}
+
+/**
+ * The stored name of the person `name` (any case) when they may decide on approvals: a person of the people
+ * table, enabled, with a role that holds the approve permission. Their row is locked FOR SHARE until the
+ * decision commits, so that disabling them waits for it and then sees it (reopenUncountedApprovals).
+ */
+export async function approverNamed(tx: DrizzleExecutor, name: string): Promise<string> {
+  const [person] = await tx
+    .select({ name: users.name, role: users.role, disabledAt: users.disabledAt })
+    .from(users)
+    .where(eq(users.name, foldedName(name)))
+    .for('share');
+  if (!person) {
+    throw new ApprovalError(
+      'PERSON_UNKNOWN',
+      `no person named "${name}": approvals are given by people added with \`treasury-bot user add NAME --role approver\``,
+    );
+  }
+  if (person.disabledAt !== null) {
+    throw new ApprovalError(
+      'PERSON_DISABLED',
+      `${person.name} was disabled at ${person.disabledAt.toISOString()} and can no longer decide on approvals`,
+    );
+  }
+  if (!(APPROVER_ROLES as readonly string[]).includes(person.role)) {
+    throw new ApprovalError(
+      'PERSON_CANNOT_APPROVE',
+      `${person.name} is ${person.role === 'admin' ? 'an' : 'a'} ${person.role}: only an ${APPROVER_ROLES.join(' or an ')} may decide on approvals`,
+    );
+  }
+  return person.name;
+}
+
+/**
+ * How many distinct people's approvals of the subject count now: enabled people with the approve
+ * permission, names compared case-insensitively, never the envelope's creator. A SQL expression, so that
+ * the envelope charge in the intent commit judges it in the same statement that locks the envelopes.
+ */
+export function countedApprovers(
+  kind: 'cycle' | 'envelope',
+  subjectId: AnyPgColumn | number,
+  creator?: AnyPgColumn | string,
+): SQL<number> {
+  const notCreator = creator === undefined ? sql`` : sql` and ${users.name} <> lower(${creator})`;
+  return sql<number>`(select count(distinct ${users.name})::int from ${approvals}
+    inner join ${users} on ${users.name} = lower(${approvals.person})
+    where ${approvals.subjectKind} = ${kind} and ${approvals.subjectId} = ${subjectId}
+      and ${users.disabledAt} is null and ${users.role} in ${[...APPROVER_ROLES]}${notCreator})`;
+}
+
+async function countApprovers(
+  tx: DrizzleExecutor,
+  kind: 'cycle' | 'envelope',
+  subjectId: number,
+  creator?: string,
+): Promise<number> {
+  const [row] = await tx
+    .select({ count: countedApprovers(kind, subjectId, creator) })
+    .from(sql`(select 1) as one`);
+  return Number(row?.count ?? 0);
+}
+
+/**
+ * An envelope needs the larger of the approver count it was made with and its strategy's count now: raising
+ * `approval.approvers` applies to the envelopes already made, lowering it does not loosen them.
+ */
+async function envelopeApproversRequired(tx: DrizzleExecutor, row: EnvelopeRow): Promise<number> {
+  const [strategy] = await tx
+    .select({ config: strategies.config })
+    .from(strategies)
+    .where(eq(strategies.name, row.strategy));
+  return Math.max(row.approversRequired, approversInConfig(strategy?.config ?? null));
+}
+
+/**
+ * After `person` was disabled (in the same transaction): each approved cycle not yet claimed whose approvals
+ * no longer reach the count goes back to waiting for people, its decision cleared, with an audit row.
+ */
+export async function reopenUncountedApprovals(
+  tx: DrizzleExecutor,
+  person: string,
+  actor: string,
+  now: Date,
+): Promise<number> {
+  const approved = await tx
+    .select({ cycleId: cycles.id, required: approvalRequests.approversRequired })
+    .from(cycles)
+    .innerJoin(approvalRequests, eq(approvalRequests.cycleId, cycles.id))
+    .innerJoin(
+      approvals,
+      and(
+        eq(approvals.subjectKind, 'cycle'),
+        eq(approvals.subjectId, cycles.id),
+        eq(sql`lower(${approvals.person})`, person),
+      ),
+    )
+    .where(eq(cycles.state, 'approved'))
+    .for('update', { of: cycles });
+  let reopened = 0;
+  for (const { cycleId, required } of approved) {
+    if ((await countApprovers(tx, 'cycle', cycleId)) >= required) continue;
+    const [moved] = await tx
+      .update(cycles)
+      .set({ state: 'awaiting_approval', updatedAt: now })
+      .where(and(eq(cycles.id, cycleId), eq(cycles.state, 'approved')))
+      .returning({ id: cycles.id });
+    if (!moved) continue;
+    await tx
+      .update(approvalRequests)
+      .set({ decision: null, decidedAt: null, decidedBy: null, approvedMaxPrice: null })
+      .where(eq(approvalRequests.cycleId, cycleId));
+    await appendAudit(
+      tx,
+      {
+        actor,
+        action: 'approval.reopen',
+        subject: `cycle:${cycleId}`,
+        before: { state: 'approved' },
+        after: {
+          state: 'awaiting_approval',
+          reason: `${person} was disabled: their approval no longer counts`,
+        },
+      },
+      now,
+    );
+    reopened += 1;
+  }
+  return reopened;
 }

@@ -36,6 +36,7 @@ export type AuditAction =
   | 'reconcile.run'
   | 'approval.approve'
   | 'approval.reject'
+  | 'approval.reopen'
   | 'envelope.add'
   | 'envelope.approve'
   | 'envelope.revoke'

@@ -25,6 +25,7 @@ import {
 import { assertLegalTransition, MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
 import { approvalRequests, cycles, envelopes, quotes } from '../schema.js';
 import type { Cycle, CyclePatch, JsonValue, QuoteInput } from '../types.js';
+import { countedApprovers } from './approvals.js';
 import { type CycleRow, patchColumns, toCycle } from './cycle-rows.js';
 import { approvalNeeded, NO_OUTBOX, type Outbox } from './notification-events.js';
 import { quotePlaceholders } from './quotes.js';
@@ -75,7 +76,8 @@ export interface ApprovalNeed {
 
 export interface ParkedApproval {
   approversRequired: number;
-  expiresAt: Date;
+  /** From the moment it parks, by the database's clock (a replica's may differ). */
+  timeoutMs: number;
   defaultMaxPrice: Decimal;
   trace: JsonValue;
 }
@@ -229,7 +231,7 @@ export function createIntentCommit(
       let verdict = guard.decide(figures);
       let envelopeId: number | null = null;
       if (verdict.action === 'commit' && guard.approval) {
-        envelopeId = await envelopeWithRoom(tx, guard.strategy, guard.approval, now);
+        envelopeId = await envelopeWithRoom(tx, guard.strategy, guard.approval);
         if (envelopeId === null) {
           const { trace, ...park } = guard.approval.park;
           verdict = {
@@ -288,7 +290,9 @@ async function stopWithQuote(
 
 /**
  * The first active envelope of the strategy the order fits (order ≤ max order, price ≤ max price, spent in
- * it + order ≤ max total), soonest to end first; null when none does. Every active envelope of the strategy
+ * it + order ≤ max total, its window holding the database's now()), soonest to end first; null when none does. Active: not revoked, and approved by
+ * as many people who still count (enabled approvers other than its creator) as the larger of its own count
+ * and the strategy's `approval.approvers` now. Every active envelope of the strategy
  * is locked until the transaction ends: its spend is read and charged (the cycle's envelope_id, committed
  * with the intent) while no other transaction can charge or revoke it.
  */
@@ -296,9 +300,7 @@ async function envelopeWithRoom(
   tx: DrizzleExecutor,
   strategy: string,
   need: ApprovalNeed,
-  now: Date,
 ): Promise<number | null> {
-  const at = now.toISOString();
   const candidates = rowsOf(
     await tx.execute(sql`select ${envelopes.id} as id,
         ${envelopes.maxOrder}::text as max_order, ${envelopes.maxTotal}::text as max_total,
@@ -308,7 +310,9 @@ async function envelopeWithRoom(
       from ${envelopes}
       where ${envelopes.strategy} = ${strategy} and ${envelopes.activeAt} is not null
         and ${envelopes.revokedAt} is null
-        and ${envelopes.validFrom} <= ${at}::timestamptz and ${envelopes.validUntil} > ${at}::timestamptz
+        and ${countedApprovers('envelope', envelopes.id, envelopes.createdBy)}
+          >= greatest(${envelopes.approversRequired}, ${need.park.approversRequired}::int)
+        and ${envelopes.validFrom} <= now() and ${envelopes.validUntil} > now()
       order by ${envelopes.validUntil}, ${envelopes.id}
       for update of ${envelopes}`),
   );
@@ -345,15 +349,20 @@ async function park(
     { state: 'awaiting_approval', updatedAt: now },
   );
   if (!row) return null;
-  const { approversRequired, expiresAt, defaultMaxPrice } = verdict.approval;
-  await tx.insert(approvalRequests).values({
-    cycleId: id,
-    approversRequired,
-    parkedAt: now,
-    expiresAt,
-    parkedPrice: quote.price,
-    defaultMaxPrice,
-  });
+  const { approversRequired, timeoutMs, defaultMaxPrice } = verdict.approval;
+  const [request] = await tx
+    .insert(approvalRequests)
+    .values({
+      cycleId: id,
+      approversRequired,
+      parkedAt: now,
+      expiresAt: sql`now() + ${timeoutMs}::bigint * interval '1 millisecond'`,
+      parkedPrice: quote.price,
+      defaultMaxPrice,
+    })
+    .returning({ expiresAt: approvalRequests.expiresAt });
+  if (!request) throw new Error('insert into approval_requests returned no row');
+  const { expiresAt } = request;
   await outbox.enqueue(tx, approvalNeeded(row, { approversRequired, expiresAt, defaultMaxPrice }));
   return toCycle(row);
 }

@@ -7,10 +7,25 @@
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
 import { consoleSessions, users } from '../schema.js';
+import { reopenUncountedApprovals } from './approvals.js';
 import { appendAudit } from './audit.js';
 
 export const ROLES = ['viewer', 'operator', 'approver', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
+
+/**
+ * The roles that hold the approve permission (src/console/permissions.ts grants it to the same ones, and
+ * test/control/approvals.test.ts keeps the two the same): only their enabled people count as approvers.
+ */
+export const APPROVER_ROLES: readonly Role[] = ['approver', 'admin'];
+
+/** The worker's name in the records (src/engine/strategy-versions.ts AUTOMATION): never a person's. */
+const RESERVED_NAME = 'automation';
+
+/** A person's name as stored and compared: names are case-insensitive (migration 0012 folded them). */
+export function foldedName(name: string): string {
+  return name.toLowerCase();
+}
 
 export interface Person {
   id: number;
@@ -36,7 +51,7 @@ export interface ConsoleSession {
 export class PeopleError extends Error {
   override readonly name = 'PeopleError';
   constructor(
-    readonly code: 'USER_EXISTS' | 'USER_NOT_FOUND',
+    readonly code: 'USER_EXISTS' | 'USER_NOT_FOUND' | 'USER_NAME_RESERVED',
     message: string,
   ) {
     super(message);
@@ -73,7 +88,10 @@ function toPerson(row: UserRow): Person {
 
 export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): PeopleRepository {
   const existing = async (name: string): Promise<UserRow> => {
-    const [row] = await db.select().from(users).where(eq(users.name, name));
+    const [row] = await db
+      .select()
+      .from(users)
+      .where(eq(users.name, foldedName(name)));
     if (!row) throw new PeopleError('USER_NOT_FOUND', `no console user named "${name}"`);
     return row;
   };
@@ -95,13 +113,22 @@ export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): Pe
         .set({ revokedAt: now })
         .where(and(eq(consoleSessions.userId, row.id), isNull(consoleSessions.revokedAt)));
       const after = toPerson(row);
-      await appendAudit(transaction, { actor, action, subject: `user:${name}`, before, after }, now);
+      await appendAudit(transaction, { actor, action, subject: `user:${row.name}`, before, after }, now);
+      // A disabled person's approvals stop counting for what is not bought yet, in the same transaction.
+      if (action === 'user.disable') await reopenUncountedApprovals(transaction, row.name, actor, now);
       return after;
     });
   };
 
   return {
-    async add({ name, role, passwordHash }, actor) {
+    async add({ name: given, role, passwordHash }, actor) {
+      const name = foldedName(given);
+      if (name === RESERVED_NAME) {
+        throw new PeopleError(
+          'USER_NAME_RESERVED',
+          `"${given}" is the worker's own name in the records (it never approves): choose another name`,
+        );
+      }
       const now = clock();
       return db.transaction(async (transaction) => {
         const [row] = await transaction
@@ -121,7 +148,10 @@ export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): Pe
     },
 
     async findByName(name) {
-      const [row] = await db.select().from(users).where(eq(users.name, name));
+      const [row] = await db
+        .select()
+        .from(users)
+        .where(eq(users.name, foldedName(name)));
       return row ? { ...toPerson(row), passwordHash: row.passwordHash } : null;
     },
 

@@ -19,8 +19,10 @@ import { advisoryLockKey } from '../advisory-key.js';
 import { arrayParam, insertRows, rowSlices } from '../bulk.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { strategies, strategyVersions } from '../schema.js';
+import { approverNamed } from './approvals.js';
 import { appendAudit } from './audit.js';
 import { type Outbox, strategyVersionPending } from './notification-events.js';
+import { foldedName } from './people.js';
 
 export type StrategyChanges = 'apply' | 'approve';
 
@@ -396,7 +398,7 @@ export function createStrategyVersionsRepository(
       return rows.map(toVersion);
     },
 
-    async approve(strategy, version, person) {
+    async approve(strategy, version, given) {
       const now = clock();
       return db.transaction(async (tx) => {
         await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY}::bigint)`);
@@ -420,12 +422,13 @@ export function createStrategyVersionsRepository(
             `version ${version} of ${strategy} was already approved by ${row.approvedBy} at ${row.approvedAt.toISOString()}`,
           );
         }
-        if (row.createdBy === person) {
+        if (foldedName(row.createdBy) === foldedName(given)) {
           throw new StrategyVersionError(
             'STRATEGY_SELF_APPROVAL',
-            `${person} recorded version ${version} of ${strategy} and cannot approve it: another person must`,
+            `${given} recorded version ${version} of ${strategy} and cannot approve it: another person must`,
           );
         }
+        const person = await approverNamed(tx, given);
         const [approved] = await tx
           .update(strategyVersions)
           .set({ approvedAt: now, approvedBy: person })
