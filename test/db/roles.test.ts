@@ -110,6 +110,10 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')(
     });
 
     it('runs `once` and every approval and operator command as the worker', async () => {
+      // Approvals are given by people of the people table (issue 33), added as the worker too.
+      const passwordFile = join(folder, 'password');
+      await asWorkerOk(['user', 'add', 'ana', '--role', 'approver', '--password-file', passwordFile]);
+      await asWorkerOk(['user', 'add', 'carla', '--role', 'approver', '--password-file', passwordFile]);
       const once = await asWorkerOk(['once', '--json', '--slot', '2031-05-01T10:00:00Z']);
       const cycles = JSON.parse(once.stdout).cycles as {
         strategy: string;
@@ -184,7 +188,7 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')(
 
     it('runs the people commands and `audit` as the worker', async () => {
       const passwordFile = join(folder, 'password');
-      await asWorkerOk(['user', 'add', 'ana', '--role', 'admin', '--password-file', passwordFile]);
+      await asWorkerOk(['user', 'add', 'dora', '--role', 'admin', '--password-file', passwordFile]);
       await asWorkerOk(['user', 'add', 'bia', '--role', 'viewer', '--password-file', passwordFile]);
       await asWorkerOk(['user', 'passwd', 'bia', '--password-file', passwordFile]);
       await asWorkerOk(['user', 'disable', 'bia']);

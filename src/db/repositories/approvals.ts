@@ -720,7 +720,7 @@ export async function approverNamed(tx: DrizzleExecutor, name: string): Promise<
   if (!(APPROVER_ROLES as readonly string[]).includes(person.role)) {
     throw new ApprovalError(
       'PERSON_CANNOT_APPROVE',
-      `${person.name} is ${person.role === 'admin' ? 'an' : 'a'} ${person.role}: only an ${APPROVER_ROLES.join(' or an ')} may decide on approvals`,
+      `${person.name} is ${/^[aeiou]/.test(person.role) ? 'an' : 'a'} ${person.role}: only an ${APPROVER_ROLES.join(' or an ')} may decide on approvals`,
     );
   }
   return person.name;
