@@ -79,7 +79,7 @@ function apiError<C extends ApiErrorCode>(code: C, retryable: boolean) {
   };
 }
 
-/** 400: the service refused the parameters. Do not repeat unchanged. Its code is wide: QuoteExpiredError narrows it. */
+/** 400: the service refused the parameters. Do not repeat unchanged. (QuoteExpiredError narrows the code.) */
 export class ApiRejectedError extends apiError<ApiErrorCode>('API_REJECTED', false) {}
 
 /** 400 whose message says the quote expired: fetch a fresh quote, within the caller's bound. */

@@ -17,7 +17,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     for (const name of MISNAMED_DEFAULT_GAUGES) registry.removeSingleMetric(name);
   }
 
-  // Every metric on this registry; the label names' literal types are what inc/set/observe check calls against.
+  // Every metric on this registry; inc/set/observe calls are checked against the label names' literal types.
   const counter = <L extends string = string>(name: string, help: string, labelNames: readonly L[] = []) =>
     new Counter<L>({ name, help, labelNames, registers });
   const gauge = <L extends string = string>(name: string, help: string, labelNames: readonly L[] = []) =>

@@ -33,7 +33,7 @@ export function quotePlaceholders(cycleIdParam: string) {
   };
 }
 
-/** A row is the record as it is: the table's columns are QuoteRecord's fields, of its types (tsc checks it). */
+/** A row is the record as it is: the table's columns are QuoteRecord's fields, of its types. */
 export function createQuotesRepository(db: DrizzleHandle): QuotesRepository {
   // On the path between quote and order, inside the 5-second window: prepared once.
   const insertQuote = db
