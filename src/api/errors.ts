@@ -67,61 +67,45 @@ export abstract class PurchaseApiError extends TreasuryError {
   }
 }
 
-/** 400: the service refused the parameters. Do not repeat unchanged. */
-export class ApiRejectedError extends PurchaseApiError {
-  override readonly name: string = 'ApiRejectedError';
-  readonly code: ApiErrorCode = 'API_REJECTED';
-  readonly retryable = false;
+/**
+ * The base of each error class below: the name of the error's own class, the code, and whether the same
+ * request may succeed later.
+ */
+function apiError<C extends ApiErrorCode>(code: C, retryable: boolean) {
+  return class extends PurchaseApiError {
+    override readonly name: string = this.constructor.name;
+    readonly code = code;
+    readonly retryable = retryable;
+  };
 }
+
+/** 400: the service refused the parameters. Do not repeat unchanged. (QuoteExpiredError narrows the code.) */
+export class ApiRejectedError extends apiError<ApiErrorCode>('API_REJECTED', false) {}
 
 /** 400 whose message says the quote expired: fetch a fresh quote, within the caller's bound. */
 export class QuoteExpiredError extends ApiRejectedError {
-  override readonly name = 'QuoteExpiredError';
   override readonly code = 'QUOTE_EXPIRED';
 }
 
 /** 401: the token is missing or invalid. Stop and alert; retrying cannot help. */
-export class ApiUnauthorizedError extends PurchaseApiError {
-  override readonly name = 'ApiUnauthorizedError';
-  readonly code = 'API_UNAUTHORIZED';
-  readonly retryable = false;
-}
+export class ApiUnauthorizedError extends apiError('API_UNAUTHORIZED', false) {}
 
 /** 403: the token lacks permission for the resource (e.g. a read-only token placing an order). */
-export class ApiForbiddenError extends PurchaseApiError {
-  override readonly name = 'ApiForbiddenError';
-  readonly code = 'API_FORBIDDEN';
-  readonly retryable = false;
-}
+export class ApiForbiddenError extends apiError('API_FORBIDDEN', false) {}
 
-export class ApiNotFoundError extends PurchaseApiError {
-  override readonly name = 'ApiNotFoundError';
-  readonly code = 'API_NOT_FOUND';
-  readonly retryable = false;
-}
+export class ApiNotFoundError extends apiError('API_NOT_FOUND', false) {}
 
 /** 5xx on a request that changes nothing (or whose failure is certain): worth trying again later. */
-export class ApiServerError extends PurchaseApiError {
-  override readonly name = 'ApiServerError';
-  readonly code = 'API_SERVER_ERROR';
-  readonly retryable = true;
-}
+export class ApiServerError extends apiError('API_SERVER_ERROR', true) {}
 
 /** Timeouts, resets and connect failures where nothing was created: try again later. */
-export class ApiUnavailableError extends PurchaseApiError {
-  override readonly name = 'ApiUnavailableError';
-  readonly code = 'API_UNAVAILABLE';
-  readonly retryable = true;
-}
+export class ApiUnavailableError extends apiError('API_UNAVAILABLE', true) {}
 
 /**
  * 429: the service turned the request away before doing anything, and may say for how long
  * (`Retry-After`). Safe to repeat later, the order request included: nothing was created.
  */
-export class ApiRateLimitedError extends PurchaseApiError {
-  override readonly name = 'ApiRateLimitedError';
-  readonly code = 'API_RATE_LIMITED';
-  readonly retryable = true;
+export class ApiRateLimitedError extends apiError('API_RATE_LIMITED', true) {
   constructor(
     message: string,
     details: ApiErrorDetails,
@@ -136,44 +120,33 @@ export class ApiRateLimitedError extends PurchaseApiError {
  * The order request may have reached the service (timeout or reset after sending, 5xx, unreadable 2xx).
  * The order may exist: mark the attempt unsure and reconcile against the order list; never resend it.
  */
-export class OutcomeUnknownError extends PurchaseApiError {
-  override readonly name = 'OutcomeUnknownError';
-  readonly code = 'OUTCOME_UNKNOWN';
-  readonly retryable = false;
+export class OutcomeUnknownError extends apiError('OUTCOME_UNKNOWN', false) {
   override readonly outcomeUnknown = true;
 }
 
-/** A response that does not match the expected shape; `field` names the offending path. */
-export class ApiBadResponseError extends PurchaseApiError {
-  override readonly name = 'ApiBadResponseError';
-  readonly code = 'API_BAD_RESPONSE';
-  readonly retryable = false;
-  readonly field: string;
+/** The base of an error about one field of the request or the answer, named in `field`. */
+function apiFieldError<C extends ApiErrorCode>(code: C, retryable: boolean) {
+  return class extends apiError(code, retryable) {
+    readonly field: string;
 
-  constructor(message: string, details: ApiErrorDetails & { field: string }) {
-    super(message, details);
-    this.field = details.field;
-  }
+    constructor(message: string, details: ApiErrorDetails & { field: string }) {
+      super(message, details);
+      this.field = details.field;
+    }
 
-  override toJSON(): Record<string, unknown> {
-    return { ...super.toJSON(), field: this.field };
-  }
+    override toJSON(): Record<string, unknown> {
+      return { ...super.toJSON(), field: this.field };
+    }
+  };
 }
 
+/** A response that does not match the expected shape; `field` names the offending path. */
+export class ApiBadResponseError extends apiFieldError('API_BAD_RESPONSE', false) {}
+
 /** An argument refused before any request was sent; `field` names it. */
-export class ApiInvalidArgumentError extends PurchaseApiError {
-  override readonly name = 'ApiInvalidArgumentError';
-  readonly code = 'API_INVALID_ARGUMENT';
-  readonly retryable = false;
-  readonly field: string;
-
+export class ApiInvalidArgumentError extends apiFieldError('API_INVALID_ARGUMENT', false) {
   constructor(message: string, details: { operation: string; field: string }) {
-    super(message, { operation: details.operation });
-    this.field = details.field;
-  }
-
-  override toJSON(): Record<string, unknown> {
-    return { ...super.toJSON(), field: this.field };
+    super(message, { operation: details.operation, field: details.field });
   }
 }
 

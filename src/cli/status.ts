@@ -131,6 +131,11 @@ function orderView(order: OrderRecord, now: Date) {
   };
 }
 
+/** A blank line, the title with its count, and the table below it when it has rows. */
+function section(title: string, columns: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return ['', `${title} (${rows.length})`, ...(rows.length > 0 ? renderTable(columns, rows) : [])];
+}
+
 function renderStatus(report: StatusReport): string[] {
   const { paused } = report;
   const lines = [
@@ -141,23 +146,21 @@ function renderStatus(report: StatusReport): string[] {
   for (const halted of report.haltedStrategies) {
     lines.push(`HALTED ${halted.name} since ${cell(halted.since)}: ${halted.reason ?? '-'}`);
   }
-  lines.push('', `replicas (${report.replicas.length})`);
-  if (report.replicas.length > 0) {
-    lines.push(
-      ...renderTable(
-        ['id', 'host', 'pid', 'started', 'lastHeartbeat', 'inFlight', 'apiPace'],
-        report.replicas.map((replica) => [
-          replica.id,
-          replica.host,
-          String(replica.pid),
-          cell(replica.startedAt),
-          cell(replica.lastHeartbeat),
-          String(replica.inFlightCycles),
-          replica.apiPace === null ? 'none' : `${replica.apiPace}/s`,
-        ]),
-      ),
-    );
-  }
+  lines.push(
+    ...section(
+      'replicas',
+      ['id', 'host', 'pid', 'started', 'lastHeartbeat', 'inFlight', 'apiPace'],
+      report.replicas.map((replica) => [
+        replica.id,
+        replica.host,
+        String(replica.pid),
+        cell(replica.startedAt),
+        cell(replica.lastHeartbeat),
+        String(replica.inFlightCycles),
+        replica.apiPace === null ? 'none' : `${replica.apiPace}/s`,
+      ]),
+    ),
+  );
   const cycleColumns = [
     'strategy',
     'slot',
@@ -183,9 +186,9 @@ function renderStatus(report: StatusReport): string[] {
       .concat([cell(cycle.price), cell(cycle.totalCost)]);
   lines.push('', `recent cycles (${report.recentCycles.length})`);
   lines.push(...renderTable(cycleColumns, report.recentCycles.map(cycleRow)));
-  lines.push('', `unsure cycles awaiting reconciliation (${report.unsureCycles.length})`);
-  if (report.unsureCycles.length > 0)
-    lines.push(...renderTable(cycleColumns, report.unsureCycles.map(cycleRow)));
+  lines.push(
+    ...section('unsure cycles awaiting reconciliation', cycleColumns, report.unsureCycles.map(cycleRow)),
+  );
   if (report.discrepancies.length > 0) {
     lines.push(
       '',
@@ -196,22 +199,20 @@ function renderStatus(report: StatusReport): string[] {
       lines.push(`${cycle.strategy} ${cell(cycle.slot)} order ${cycle.orderId ?? '-'}: ${figures}`);
     }
   }
-  lines.push('', `open orders (${report.openOrders.length})`);
-  if (report.openOrders.length > 0) {
-    lines.push(
-      ...renderTable(
-        ['orderId', 'status', 'age', 'amount', 'price', 'origin', 'stuck'],
-        report.openOrders.map((order) => [
-          order.orderId,
-          order.status,
-          `${order.ageSeconds}s`,
-          cell(order.amount),
-          cell(order.price),
-          order.origin,
-          order.stuck ? 'STUCK' : '',
-        ]),
-      ),
-    );
-  }
+  lines.push(
+    ...section(
+      'open orders',
+      ['orderId', 'status', 'age', 'amount', 'price', 'origin', 'stuck'],
+      report.openOrders.map((order) => [
+        order.orderId,
+        order.status,
+        `${order.ageSeconds}s`,
+        cell(order.amount),
+        cell(order.price),
+        order.origin,
+        order.stuck ? 'STUCK' : '',
+      ]),
+    ),
+  );
   return lines;
 }

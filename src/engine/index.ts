@@ -1,14 +1,6 @@
 /** The worker engine's public surface (composition in src/app.ts; benchmarks and tests build on these). */
 export { type ApiObserver, createApiObserver, observeGate } from './api-observer.js';
-export {
-  type AdaptiveLimit,
-  createAdaptiveLimit,
-  createLimiter,
-  cycleConcurrency,
-  judgeCycle,
-  type Limiter,
-  watchQuoteToOrder,
-} from './concurrency.js';
+export * from './concurrency.js';
 export type { EngineContext } from './context.js';
 export { type CycleRequest, resumeApprovedCycle, runCycle } from './cycle.js';
 export { type QuoteDeadline, startQuoteDeadline } from './deadline.js';

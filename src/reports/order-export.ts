@@ -21,35 +21,42 @@ export const EXPORT_FORMATS = ['csv', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /**
- * The columns, in order. `strategyVersion` is the number of the strategy version the order's cycle ran
- * under (`treasury-bot strategy versions NAME`); empty for external orders and cycles from before versions.
+ * The columns, in order, each with where its text comes from. `ours`: written by us from checked values:
+ * decimals formatted from a `Decimal` (a negative amount is a number to the spreadsheet, and a decimal
+ * cannot carry a formula), instants, the origin, the version number, the status of our own set, the
+ * discrepancy flag. `outside`: text from the service (ids, symbol, network, transaction id) or a strategy
+ * file, written spreadsheet-safe in CSV. `strategyVersion` is the number of the strategy version the order's
+ * cycle ran under (`treasury-bot strategy versions NAME`); empty for external orders and cycles from before
+ * versions.
  */
-export const EXPORT_COLUMNS = [
-  'orderId',
-  'origin',
-  'strategy',
-  'strategyVersion',
-  'slot',
-  'quoteId',
-  'placedAt',
-  'symbol',
-  'amount',
-  'price',
-  'totalCost',
-  'totalFilled',
-  'status',
-  'pendingAt',
-  'partialAt',
-  'paidAt',
-  'withdrawnAt',
-  'settledAt',
-  'expectedAmount',
-  'receivedAmount',
-  'withdrawalNetwork',
-  'transactionId',
-  'withdrawnAmount',
-  'discrepancy',
-] as const satisfies readonly (keyof ExportedOrder)[];
+const COLUMN_TEXT = {
+  orderId: 'outside',
+  origin: 'ours',
+  strategy: 'outside',
+  strategyVersion: 'ours',
+  slot: 'ours',
+  quoteId: 'outside',
+  placedAt: 'ours',
+  symbol: 'outside',
+  amount: 'ours',
+  price: 'ours',
+  totalCost: 'ours',
+  totalFilled: 'ours',
+  status: 'ours',
+  pendingAt: 'ours',
+  partialAt: 'ours',
+  paidAt: 'ours',
+  withdrawnAt: 'ours',
+  settledAt: 'ours',
+  expectedAmount: 'ours',
+  receivedAmount: 'ours',
+  withdrawalNetwork: 'outside',
+  transactionId: 'outside',
+  withdrawnAmount: 'ours',
+  discrepancy: 'ours',
+} as const satisfies Partial<Record<keyof ExportedOrder, 'ours' | 'outside'>>;
+
+export const EXPORT_COLUMNS = Object.keys(COLUMN_TEXT) as readonly (keyof typeof COLUMN_TEXT)[];
 
 /**
  * Rows per page. A page and the one read ahead are what the young generation must copy at every scavenge:
@@ -143,34 +150,8 @@ async function write(destination: Writable, chunk: string): Promise<void> {
   if (!destination.write(chunk)) await once(destination, 'drain');
 }
 
-/**
- * Columns whose text we wrote ourselves from checked values: decimals formatted from a `Decimal` (a negative
- * amount is a number to the spreadsheet, and a decimal cannot carry a formula), instants, the origin, the
- * version number, the status of our own set. Every other text came from the service (ids, symbol, network,
- * transaction id) or a strategy file, and is written spreadsheet-safe.
- */
-const OUR_COLUMNS: ReadonlySet<string> = new Set([
-  'origin',
-  'strategyVersion',
-  'slot',
-  'placedAt',
-  'amount',
-  'price',
-  'totalCost',
-  'totalFilled',
-  'status',
-  'pendingAt',
-  'partialAt',
-  'paidAt',
-  'withdrawnAt',
-  'settledAt',
-  'expectedAmount',
-  'receivedAmount',
-  'withdrawnAmount',
-]);
-
-function csvCell(column: string, value: unknown): unknown {
-  return typeof value === 'string' && !OUR_COLUMNS.has(column) ? spreadsheetSafe(value) : value;
+function csvCell(column: (typeof EXPORT_COLUMNS)[number], value: unknown): unknown {
+  return typeof value === 'string' && COLUMN_TEXT[column] !== 'ours' ? spreadsheetSafe(value) : value;
 }
 
 /** Rows formatted per batch: one write of about 150 kB instead of one per row. */

@@ -33,23 +33,7 @@ export function quotePlaceholders(cycleIdParam: string) {
   };
 }
 
-function toQuote(row: typeof quotes.$inferSelect): QuoteRecord {
-  return {
-    id: row.id,
-    cycleId: row.cycleId,
-    quoteId: row.quoteId,
-    symbol: row.symbol,
-    amount: row.amount,
-    price: row.price,
-    totalCost: row.totalCost,
-    totalFilled: row.totalFilled,
-    expiresIn: row.expiresIn,
-    requestedAt: row.requestedAt,
-    receivedAt: row.receivedAt,
-    deadlineAt: row.deadlineAt,
-  };
-}
-
+/** A row is the record as it is: the table's columns are QuoteRecord's fields, of its types. */
 export function createQuotesRepository(db: DrizzleHandle): QuotesRepository {
   // On the path between quote and order, inside the 5-second window: prepared once.
   const insertQuote = db
@@ -62,12 +46,11 @@ export function createQuotesRepository(db: DrizzleHandle): QuotesRepository {
     async record(cycleId, quote) {
       const [row] = await insertQuote.execute({ ...quote, cycleId });
       if (!row) throw new Error('insert into quotes returned no row');
-      return toQuote(row);
+      return row;
     },
 
     async forCycle(cycleId) {
-      const rows = await db.select().from(quotes).where(eq(quotes.cycleId, cycleId)).orderBy(asc(quotes.id));
-      return rows.map(toQuote);
+      return db.select().from(quotes).where(eq(quotes.cycleId, cycleId)).orderBy(asc(quotes.id));
     },
   };
 }
