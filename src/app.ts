@@ -265,6 +265,7 @@ export class App {
       metrics,
       hosts: consoleHosts(settings, listeners.ops),
       reports: { timeZone: settings.reports.timezone },
+      requireTotp: settings.console.requireTotp,
     });
     // The receiver's own listener serves nothing but its route: never the console, never /metrics.
     const webhook = listeners.webhook ? createReceiverServer() : undefined;
