@@ -99,9 +99,11 @@ export function createSecondFactorRepository(db: DrizzleHandle, clock: () => Dat
           );
         }
         await transaction.delete(recoveryCodes).where(eq(recoveryCodes.userId, person.id));
-        await transaction
-          .insert(recoveryCodes)
-          .values(recoveryCodeHashes.map((codeHash) => ({ userId: person.id, codeHash })));
+        if (recoveryCodeHashes.length > 0) {
+          await transaction
+            .insert(recoveryCodes)
+            .values(recoveryCodeHashes.map((codeHash) => ({ userId: person.id, codeHash })));
+        }
         await appendAudit(
           transaction,
           {
