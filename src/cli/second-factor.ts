@@ -23,7 +23,7 @@ export function registerSecondFactorCommands(user: Command, withStore: WithStore
     .action((name: string, flags: { json?: boolean }) =>
       withStore(async (store) => {
         const { startEnrolment, terminalQr } = await import('../console/second-factor.js');
-        const { uri, recoveryCodes } = await startEnrolment(
+        const { uri, key, recoveryCodes } = await startEnrolment(
           store,
           await existing(store, name),
           commandLineActor(),
@@ -31,10 +31,11 @@ export function registerSecondFactorCommands(user: Command, withStore: WithStore
         if (flags.json) return printJson({ uri, recoveryCodes }, []);
         printLines([`second factor of ${name} set up; it waits for its first code`, ''], []);
         // The library's own drawing of our address: block characters and colour codes, written as they are.
-        process.stdout.write(await terminalQr(uri));
+        process.stdout.write(`${await terminalQr(uri)}\n`);
         printLines(
           [
             uri,
+            `key (to type into the app by hand): ${key}`,
             '',
             'recovery codes (each logs in once; shown only now):',
             ...recoveryCodes.map((code) => `  ${code}`),

@@ -77,6 +77,8 @@ function newRecoveryCode(): string {
 export interface Enrolment {
   /** The otpauth URI: it carries the secret, so it is shown to the person and never logged. */
   uri: string;
+  /** The secret alone, in groups of four, for typing into an app by hand. */
+  key: string;
   recoveryCodes: string[];
 }
 
@@ -85,7 +87,8 @@ export async function startEnrolment(store: ConsoleStore, person: Person, actor:
   const secret = new Secret({ size: 20 }).base32;
   const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   await store.secondFactor.enrol(person, secret, recoveryCodes.map(hashRecoveryCode), actor);
-  return { uri: totpOf(person.name, secret).toString(), recoveryCodes };
+  const key = (secret.match(/.{1,4}/g) ?? []).join(' ');
+  return { uri: totpOf(person.name, secret).toString(), key, recoveryCodes };
 }
 
 /**
@@ -285,8 +288,9 @@ function enrolmentBody(
   form: { action: string; csrf: string; intro: string },
 ): Html {
   return html`<p>${form.intro}</p>
-<p>Scan this with an authenticator app, or enter the key of the address below by hand.</p>
+<p>Scan this with an authenticator app, or type the key into it by hand (time-based, 6 digits).</p>
 <p><img src="${qr}" alt="QR code of the otpauth address"></p>
+<p>Key: <code>${enrolment.key}</code></p>
 <pre>${enrolment.uri}</pre>
 <h2>Recovery codes</h2>
 <p>Each logs you in once without the app. They are shown only now: keep them somewhere safe.</p>

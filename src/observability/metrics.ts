@@ -176,7 +176,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     consoleLoginsRefused: new Counter({
       name: 'treasury_console_logins_refused_total',
-      help: 'Console logins refused, by reason: password (no such active person with that password), name_invalid, name_delayed (the name waits after wrong passwords), address_capped, busy (too many password checks at once)',
+      help: 'Console logins refused, by reason: password (no such active person with that password), code (a wrong or replayed second-factor code), name_invalid, name_delayed (the name waits after wrong passwords), address_capped, busy (too many password checks at once)',
       labelNames: ['reason'] as const,
       registers,
     }),
