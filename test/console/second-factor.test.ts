@@ -258,4 +258,17 @@ describe('console.requireTotp', () => {
     expect((await new ConsoleClient(console.url).login('viewer')).location).toBe('/login/code');
     expect(console.logLines.join('')).not.toContain(secret);
   });
+
+  it('takes the first code on the enrolment page’s own form, as a browser submits it', async () => {
+    const browser = new ConsoleClient(console.url);
+    const token = await browser.csrfFrom('/login');
+    const enrol = await browser.post('/login', { _csrf: token, name: 'operator', password: PASSWORD });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(enrol.body)?.[1] ?? '';
+    const code = codeAt(secretOf(enrol.body), console.now.value);
+    expect(await browser.post('/login/code', { _csrf: csrf, code })).toMatchObject({
+      status: 303,
+      location: '/',
+    });
+    expect((await browser.get('/')).status).toBe(200);
+  });
 });
