@@ -266,6 +266,7 @@ export class App {
       metrics,
       hosts: consoleHosts(settings, listeners.ops),
       reports: { timeZone: settings.reports.timezone },
+      requireTotp: settings.console.requireTotp,
     });
     // Settled before the console answers, so that a demo admin this start retires never logs in again.
     const demoAdminPassword = await settleDemoAdmin(consoleStore, {

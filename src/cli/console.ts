@@ -66,6 +66,7 @@ async function runConsole(): Promise<void> {
       ...(client ? { client } : {}),
       hosts: consoleHosts(settings, ops),
       reports: { timeZone: settings.reports.timezone },
+      requireTotp: settings.console.requireTotp,
     });
     const { host, port } = ops;
     const bound = await listen(server, host, port);

@@ -1,6 +1,6 @@
 /**
- * The people of the web console and the audit log, from the command line: `user add|list|disable|passwd`
- * and `audit`. Changes are written with their audit row; the actor is TREASURY_ACTOR, or the login name of
+ * The people of the web console and the audit log, from the command line: `user add|list|disable|passwd`,
+ * `user totp` (second-factor.ts) and `audit`. Changes are written with their audit row; the actor is TREASURY_ACTOR, or the login name of
  * whoever runs the command. An error is one line on stderr and exit 1.
  */
 import { readFile } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { hashPassword } from '../console/passwords.js';
 import type { ConsoleStore, Role } from '../db/index.js';
 import { withCommandDatabase } from './command-database.js';
+import { registerSecondFactorCommands } from './second-factor.js';
 import { cell, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 
 export class PeopleArgumentError extends Error {
@@ -97,6 +98,7 @@ export function registerPeopleCommands(program: Command): void {
         printLines([`password of ${name} changed; their sessions are revoked`], []);
       }),
     );
+  registerSecondFactorCommands(user, withStore);
 
   program
     .command('audit')

@@ -306,6 +306,16 @@ export const settingsSchema = z.strictObject({
       trustedProxies: trustedProxies.optional(),
     })
     .prefault({}),
+  /** The web console's logins. */
+  console: z
+    .strictObject({
+      /**
+       * Every person logging in with a password needs a second factor (TOTP): one without is sent to enrol
+       * right after the password, before any page.
+       */
+      requireTotp: z.boolean().default(false),
+    })
+    .prefault({}),
   /**
    * Deprecated (one release): the first release's single port. It now sets the webhook receiver's port alone
    * (on 0.0.0.0) while webhook.addr is unset; the console and /metrics stay on ops.addr.

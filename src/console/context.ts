@@ -22,6 +22,8 @@ export interface ConsoleContext {
   hosts?: readonly string[];
   /** The report routes (/api/reports/*) in the console's scope, days and months in reports.timezone. */
   reports?: { timeZone: string };
+  /** console.requireTotp: a password alone never opens a session; a person without a second factor enrols. */
+  requireTotp?: boolean;
   /** Where refused logins are counted (the worker's registry in `run`). */
   metrics?: Pick<Metrics, 'consoleLoginsRefused'>;
   /** The worker's own metrics and their recent history, where the console runs in the worker (`run`). */

@@ -25,6 +25,7 @@ const NAV: { href: string; label: string; admin?: boolean }[] = [
   { href: '/approvals', label: 'Approvals' },
   { href: '/audit', label: 'Audit log', admin: true },
   { href: '/users', label: 'Users', admin: true },
+  { href: '/account', label: 'Account' },
 ];
 
 /** A rendered page as the answer, with its status. */

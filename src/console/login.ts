@@ -1,7 +1,7 @@
 /**
  * The login: the form with its own CSRF cookie, and the check of a name and password under the throttle of
  * login-throttle.ts. A refused login is counted and logged, never written to the audit log (anyone can cause
- * one); a good one opens a session (sessions.ts).
+ * one); a good one opens a session (sessions.ts), or goes on to the second factor (second-factor.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PERSON_NAME } from '../control/index.js';
@@ -10,14 +10,8 @@ import type { ConsoleContext } from './context.js';
 import { page, sendPage } from './layout.js';
 import { createLoginThrottle } from './login-throttle.js';
 import { DECOY_HASH, verifyPassword } from './passwords.js';
-import {
-  ConsoleRefusal,
-  cookieOptions,
-  LOGIN_CSRF_COOKIE,
-  newToken,
-  sameToken,
-  startSession,
-} from './sessions.js';
+import { continueAfterPassword, registerSecondFactor } from './second-factor.js';
+import { ConsoleRefusal, cookieOptions, LOGIN_CSRF_COOKIE, newToken, sameToken } from './sessions.js';
 
 export function registerLogin(scope: FastifyInstance, context: ConsoleContext): void {
   const throttle = createLoginThrottle();
@@ -73,11 +67,10 @@ export function registerLogin(scope: FastifyInstance, context: ConsoleContext): 
       refuse('password', name);
       return showLogin(request, reply, 401, wrong);
     }
-    throttle.succeeded(name);
     reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/' });
-    await startSession(context.store, person, request, reply);
-    return reply.redirect('/', 303);
+    return continueAfterPassword(context, throttle, person, request, reply);
   });
+  registerSecondFactor(scope, context, throttle);
 }
 
 function showLogin(request: FastifyRequest, reply: FastifyReply, status: number, message: string | null) {

@@ -86,6 +86,11 @@ export {
 } from './repositories/people.js';
 export type { QuotesRepository } from './repositories/quotes.js';
 export type { ReplicaRecord, ReplicasRepository } from './repositories/replicas.js';
+export {
+  type SecondFactor,
+  SecondFactorError,
+  type SecondFactorRepository,
+} from './repositories/second-factor.js';
 export type { FiguresQuery, Period, SpendFigures } from './repositories/spend-figures.js';
 export type { StrategiesRepository } from './repositories/strategies.js';
 export {

@@ -360,6 +360,52 @@ export const consoleSessions = pgTable(
 );
 
 /**
+ * A person's second factor (TOTP, RFC 6238), one row per person who enrolled. The secret is kept as is
+ * (base32): unlike a password it must be read back to check a code, and a key to encrypt it would live in
+ * the same process settings that reach this database (README, "Second factor"). `confirmed_at` is null
+ * while the enrolment waits for its first code; `last_step` is the newest time step a code was accepted
+ * for, so a code is accepted once.
+ */
+export const secondFactors = pgTable('second_factors', {
+  userId: bigint('user_id', { mode: 'number' })
+    .primaryKey()
+    .references(() => users.id),
+  secret: text('secret').notNull(),
+  enrolledAt: instant('enrolled_at').notNull(),
+  confirmedAt: instant('confirmed_at'),
+  lastStep: bigint('last_step', { mode: 'number' }),
+});
+
+/** Recovery codes of a second factor: only their SHA-256, each usable once (`used_at`). */
+export const recoveryCodes = pgTable(
+  'recovery_codes',
+  {
+    userId: bigint('user_id', { mode: 'number' })
+      .notNull()
+      .references(() => users.id),
+    codeHash: text('code_hash').notNull(),
+    usedAt: instant('used_at'),
+  },
+  (table) => [primaryKey({ columns: [table.userId, table.codeHash] })],
+);
+
+/**
+ * Logins half done: the password was right and the second factor is still to come. The browser holds a
+ * random token (its SHA-256 here); such a login opens no session and grants nothing but the code form.
+ */
+export const loginChallenges = pgTable(
+  'login_challenges',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: bigint('user_id', { mode: 'number' })
+      .notNull()
+      .references(() => users.id),
+    createdAt: instant('created_at').notNull(),
+  },
+  (table) => [index('login_challenges_user_idx').on(table.userId)],
+);
+
+/**
  * What people did, append-only: a trigger refuses UPDATE and DELETE for every role (migration 0007), and
  * the documented grant gives the worker's role INSERT and SELECT only.
  */

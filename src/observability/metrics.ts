@@ -158,7 +158,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     canWithdraw: gauge('treasury_can_withdraw', '1 when the service reports that withdrawals may be made'),
     consoleLoginsRefused: counter(
       'treasury_console_logins_refused_total',
-      'Console logins refused, by reason: password (no such active person with that password), name_invalid, name_delayed (the name waits after wrong passwords), address_capped, busy (too many password checks at once)',
+      'Console logins refused, by reason: password (no such active person with that password), code (a wrong or replayed second-factor code), name_invalid, name_delayed (the name waits after wrong passwords), address_capped, busy (too many password checks at once)',
       ['reason'],
     ),
     webhookEvents: counter(

@@ -20,6 +20,9 @@ const PUBLIC = [
   'GET /metrics',
   'GET /login',
   'POST /login',
+  // The second factor's form: without the cookie of a half-done login it sends the browser back to /login.
+  'GET /login/code',
+  'POST /login/code',
   'GET /assets/console.css',
   'GET /assets/htmx.min.js',
 ];

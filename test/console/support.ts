@@ -38,7 +38,8 @@ export interface RunningConsole {
   close(): Promise<void>;
 }
 
-export async function startTestConsole(): Promise<RunningConsole> {
+/** `requireTotp`: console.requireTotp. */
+export async function startTestConsole(options: { requireTotp?: boolean } = {}): Promise<RunningConsole> {
   const now = { value: new Date() };
   const clock = () => now.value;
   const test = await createTestDatabase(undefined, { clock });
@@ -60,7 +61,15 @@ export async function startTestConsole(): Promise<RunningConsole> {
   const metrics = createMetrics({ defaultMetrics: false });
   const sandbox = await startSandbox({ stepMs: 0 });
   const client = createPurchaseClient({ baseUrl: sandbox.url, token: DEMO_TOKEN });
-  registerConsole(server, { database: test.database, store, clock, logger, client, metrics });
+  registerConsole(server, {
+    database: test.database,
+    store,
+    clock,
+    logger,
+    client,
+    metrics,
+    requireTotp: options.requireTotp,
+  });
   const port = await listen(server, '127.0.0.1', 0);
   return {
     test,

@@ -47,6 +47,10 @@ export type AuditAction =
   | 'user.add'
   | 'user.disable'
   | 'user.password'
+  | 'user.totp_enrol'
+  | 'user.totp_confirm'
+  | 'user.totp_reset'
+  | 'user.totp_recovery_code'
   | 'session.login'
   | 'session.logout';
 

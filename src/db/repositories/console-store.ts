@@ -7,12 +7,14 @@ import { type AuditRepository, createAuditRepository } from './audit.js';
 import { type ConsoleActions, createConsoleActions } from './console-actions.js';
 import { type ConsoleReads, createConsoleReads } from './console-reads.js';
 import { createPeopleRepository, type PeopleRepository } from './people.js';
+import { createSecondFactorRepository, type SecondFactorRepository } from './second-factor.js';
 
 export interface ConsoleStore {
   people: PeopleRepository;
   audit: AuditRepository;
   actions: ConsoleActions;
   reads: ConsoleReads;
+  secondFactor: SecondFactorRepository;
 }
 
 export function openConsoleStore(database: Database, clock: () => Date = () => new Date()): ConsoleStore {
@@ -22,5 +24,6 @@ export function openConsoleStore(database: Database, clock: () => Date = () => n
     audit: createAuditRepository(db, clock),
     actions: createConsoleActions(db, clock, database.notifications),
     reads: createConsoleReads(db),
+    secondFactor: createSecondFactorRepository(db, clock),
   };
 }

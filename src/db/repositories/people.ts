@@ -76,7 +76,7 @@ export interface PeopleRepository {
 
 type UserRow = typeof users.$inferSelect;
 
-function toPerson(row: UserRow): Person {
+export function toPerson(row: UserRow): Person {
   return {
     id: row.id,
     name: row.name,
