@@ -265,6 +265,8 @@ export class App {
       metrics,
       hosts: consoleHosts(settings, listeners.ops),
       reports: { timeZone: settings.reports.timezone },
+      ...(settings.console.oidc ? { oidc: settings.console.oidc } : {}),
+      localLogin: settings.console.localLogin,
     });
     // The receiver's own listener serves nothing but its route: never the console, never /metrics.
     const webhook = listeners.webhook ? createReceiverServer() : undefined;
@@ -395,7 +397,12 @@ export async function openService(
 
 /** What the logger scrubs from every line: the token, the webhook secret, the channels' and the database's. */
 export function secretsOf(settings: Settings): string[] {
-  const secrets = [settings.api.token, settings.webhook.secret, ...channelSecrets(settings.notifications)];
+  const secrets = [
+    settings.api.token,
+    settings.webhook.secret,
+    settings.console.oidc?.clientSecret,
+    ...channelSecrets(settings.notifications),
+  ];
   if (settings.database.url) {
     try {
       const password = new URL(settings.database.url).password;

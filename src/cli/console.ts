@@ -58,6 +58,8 @@ async function runConsole(): Promise<void> {
       ...(client ? { client } : {}),
       hosts: consoleHosts(settings, ops),
       reports: { timeZone: settings.reports.timezone },
+      ...(settings.console.oidc ? { oidc: settings.console.oidc } : {}),
+      localLogin: settings.console.localLogin,
     });
     const { host, port } = ops;
     const bound = await listen(server, host, port);

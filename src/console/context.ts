@@ -1,4 +1,5 @@
 import type { PurchaseClient } from '../api/index.js';
+import type { OidcSettings } from '../config/schema.js';
 import type { ConsoleSession, ConsoleStore, Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -22,6 +23,10 @@ export interface ConsoleContext {
   hosts?: readonly string[];
   /** The report routes (/api/reports/*) in the console's scope, days and months in reports.timezone. */
   reports?: { timeZone: string };
+  /** Single sign-on through the company's OpenID provider (`console.oidc`); absent: local passwords only. */
+  oidc?: OidcSettings;
+  /** false: no local passwords, single sign-on only (`console.localLogin`); absent: true. */
+  localLogin?: boolean;
   /** Where refused logins are counted (the worker's registry in `run`). */
   metrics?: Pick<Metrics, 'consoleLoginsRefused'>;
   /** The worker's own metrics and their recent history, where the console runs in the worker (`run`). */

@@ -46,6 +46,7 @@ export type AuditAction =
   | 'user.add'
   | 'user.disable'
   | 'user.password'
+  | 'user.role'
   | 'session.login'
   | 'session.logout';
 

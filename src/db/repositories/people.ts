@@ -21,7 +21,8 @@ export interface Person {
 }
 
 export interface PersonWithSecret extends Person {
-  passwordHash: string;
+  /** Null for a person of single sign-on: no password of theirs can match. */
+  passwordHash: string | null;
 }
 
 export interface ConsoleSession {
@@ -61,7 +62,7 @@ export interface PeopleRepository {
 
 type UserRow = typeof users.$inferSelect;
 
-function toPerson(row: UserRow): Person {
+export function toPerson(row: UserRow): Person {
   return {
     id: row.id,
     name: row.name,
