@@ -224,12 +224,15 @@ export function registerSingleSignOn(
         claims = { ...userInfo, ...idToken };
       }
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
+      // openid-client wraps the check that failed (oauth4webapi's, which names the parameter or claim, never
+      // its value) in a general message: the wrapped one says what a person or an operator can act on.
+      const { code, cause } = error as { code?: unknown; cause?: unknown };
+      const reason = cause instanceof Error ? cause.message : (error as Error).message;
       return refuse(
         401,
         'sso_invalid_answer',
-        `The answer of the identity provider did not check out (${(error as Error).message}): nobody was signed in. Start again.`,
-        { code, error: (error as Error).message },
+        `The answer of the identity provider did not check out (${reason}): nobody was signed in. Start again.`,
+        { code, error: reason },
       );
     }
     const who = typeof claims.email === 'string' ? claims.email : subject;
