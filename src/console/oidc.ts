@@ -270,7 +270,18 @@ export function registerSingleSignOn(
     }
     reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/' });
     await startSession(context.store, outcome.person, request, reply);
-    return reply.redirect('/', 303);
+    // Not a redirect: this request came from the provider's site, and a browser does not send a SameSite=
+    // Strict cookie (the session's) on a redirect that continues such a navigation. The page's own move to
+    // the overview is a navigation of the console's site, which carries it.
+    return sendPage(
+      reply,
+      200,
+      page({
+        title: 'Signed in',
+        session: null,
+        body: html`<meta http-equiv="refresh" content="0;url=/"><p>Signed in as ${outcome.person.name} (${outcome.person.role}).</p><p><a href="/">Continue to the overview</a></p>`,
+      }),
+    );
   });
 }
 
