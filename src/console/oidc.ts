@@ -10,7 +10,7 @@
  *
  * Refusals at the callback count against the login throttle's per-address cap, like wrong passwords.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
 import * as openid from 'openid-client';
@@ -79,7 +79,7 @@ export function personNameFrom(claims: Record<string, unknown>, subject: string)
     const name = folded.replace(/^-+|-+$/g, '').slice(0, 64);
     if (PERSON_NAME.test(name)) return name;
   }
-  return `sso-${createHmac('sha256', 'person').update(subject).digest('hex').slice(0, 12)}`;
+  return `sso-${createHash('sha256').update(subject).digest('hex').slice(0, 12)}`;
 }
 
 /** Whether the person's e-mail is in one of the allowed domains (always, when none are set). */
