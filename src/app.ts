@@ -267,6 +267,8 @@ export class App {
       hosts: consoleHosts(settings, listeners.ops),
       reports: { timeZone: settings.reports.timezone },
       requireTotp: settings.console.requireTotp,
+      ...(settings.console.oidc ? { oidc: settings.console.oidc } : {}),
+      localLogin: settings.console.localLogin,
     });
     // Settled before the console answers, so that a demo admin this start retires never logs in again.
     const demoAdminPassword = await settleDemoAdmin(consoleStore, {
@@ -409,7 +411,12 @@ export async function openService(
 
 /** What the logger scrubs from every line: the token, the webhook secret, the channels' and the database's. */
 export function secretsOf(settings: Settings): string[] {
-  const secrets = [settings.api.token, settings.webhook.secret, ...channelSecrets(settings.notifications)];
+  const secrets = [
+    settings.api.token,
+    settings.webhook.secret,
+    settings.console.oidc?.clientSecret,
+    ...channelSecrets(settings.notifications),
+  ];
   if (settings.database.url) {
     try {
       const password = new URL(settings.database.url).password;

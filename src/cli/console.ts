@@ -67,6 +67,8 @@ async function runConsole(): Promise<void> {
       hosts: consoleHosts(settings, ops),
       reports: { timeZone: settings.reports.timezone },
       requireTotp: settings.console.requireTotp,
+      ...(settings.console.oidc ? { oidc: settings.console.oidc } : {}),
+      localLogin: settings.console.localLogin,
     });
     const { host, port } = ops;
     const bound = await listen(server, host, port);

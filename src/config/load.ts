@@ -38,13 +38,14 @@ export function loadSettings({ env, cwd = process.cwd() }: LoadSettingsInput): S
     ...resolveChannelSecrets(tree, { cwd, env, describe }),
   ];
   const parsed = settingsSchema.safeParse(tree);
-  // A secret whose file or variable could not be read is reported once, not again as an invalid value.
+  // A secret whose file or variable could not be read is reported once (against its `*File` setting when it
+  // has one), not again as an invalid value.
   const reported = new Set(problems.map((problem) => problem.key));
   if (!parsed.success)
     problems.push(
       ...parsed.error.issues
         .flatMap((issue) => toProblems(issue, tree, describe))
-        .filter((problem) => !reported.has(problem.key)),
+        .filter((problem) => !reported.has(problem.key) && !reported.has(`${problem.key}File`)),
     );
   if (problems.length > 0 || !parsed.success) throw new SettingsError(problems);
 
@@ -215,13 +216,16 @@ export function formatProblem(problem: SettingsProblem): string {
  * Secrets may be given directly (`api.token`, TREASURY_API_TOKEN) or as a file holding them
  * (`api.tokenFile`, TREASURY_API_TOKEN_FILE), which keeps them out of the environment of child processes
  * and out of `ps`. Env wins over the settings file; within one source, giving both forms is an error.
+ * The OpenID client secret has the file form only (`fileOnly`): it has no variable, and a settings file is
+ * often shared where a secret file is not.
  */
-const SECRET_PAIRS = [
+const SECRET_PAIRS: readonly { section: string; value: string; file: string; fileOnly?: true }[] = [
   { section: 'api', value: 'token', file: 'tokenFile' },
   { section: 'webhook', value: 'secret', file: 'secretFile' },
   // The connection string carries the database password.
   { section: 'database', value: 'url', file: 'urlFile' },
-] as const;
+  { section: 'console.oidc', value: 'clientSecret', file: 'clientSecretFile', fileOnly: true },
+];
 
 interface Context {
   cwd: string;
@@ -233,10 +237,28 @@ interface Context {
 export function resolveSecretFiles(tree: PlainObject, context: Context): SettingsProblem[] {
   const problems: SettingsProblem[] = [];
   for (const pair of SECRET_PAIRS) {
-    const section = tree[pair.section];
+    const section = valueAt(tree, pair.section.split('.'));
     if (!isPlainObject(section)) continue;
     const valueKey = `${pair.section}.${pair.value}`;
     const fileKey = `${pair.section}.${pair.file}`;
+    if (pair.fileOnly) {
+      if (section[pair.value] !== undefined) {
+        problems.push({
+          where: context.describe(valueKey),
+          key: valueKey,
+          message: `write the secret in a file and name the file in ${fileKey}`,
+        });
+        continue;
+      }
+      if (section[pair.file] === undefined) {
+        problems.push({
+          where: context.describe(pair.section),
+          key: fileKey,
+          message: 'expected the path of the file holding the client secret',
+        });
+        continue;
+      }
+    }
     const valueEnv = context.envOrigins.get(valueKey);
     const fileEnv = context.envOrigins.get(fileKey);
     if (valueEnv && fileEnv) {

@@ -264,6 +264,85 @@ const apiSchema = z.strictObject({
     .prefault({}),
 });
 
+/** Roles in order of rights, lowest first: a person in groups of several roles gets the highest. */
+export const OIDC_ROLE_ORDER = ['viewer', 'operator', 'approver', 'admin'] as const;
+
+const groupList = z.array(z.string().min(1, { error: 'expected a group name' }));
+/** A domain of e-mail addresses, lower case, such as example.com. */
+const emailDomain = z
+  .string()
+  .transform((text) => text.trim().toLowerCase())
+  .pipe(
+    z.string().regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, {
+      error: 'expected an e-mail domain such as example.com',
+    }),
+  );
+
+/**
+ * Single sign-on through the company's OpenID provider (`console.oidc`, src/console/oidc.ts). The client
+ * secret arrives read from `clientSecretFile` by the loader; it is never written inline.
+ */
+export const oidcSchema = z
+  .strictObject({
+    /** The provider's issuer; its /.well-known/openid-configuration is read at the first sign-in. */
+    issuer: z.url({
+      protocol: /^https?$/,
+      error: 'expected the issuer URL, such as https://login.example.com',
+    }),
+    clientId: z.string().min(1, { error: 'expected the client id the provider gave the console' }),
+    clientSecret: z.string().min(1),
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: 'expected a scope name' }))
+      .default(['openid', 'email', 'profile'])
+      .refine((scopes) => scopes.includes('openid'), { error: 'the scopes must include openid' }),
+    /** The claim (ID token or userinfo) holding the person's groups: a list of names, or one name. */
+    roleClaim: z.string().min(1).default('groups'),
+    /** For each role, the groups that give it; a person in none of them is refused. */
+    roles: z
+      .strictObject({
+        admin: groupList.default([]),
+        approver: groupList.default([]),
+        operator: groupList.default([]),
+        viewer: groupList.default([]),
+      })
+      .refine((roles) => Object.values(roles).some((groups) => groups.length > 0), {
+        error: 'map at least one group to a role, such as admin: [treasury-admins]',
+      }),
+    /** Unset: any e-mail domain; set: a person's verified e-mail must be in one of them. */
+    allowedDomains: z
+      .array(emailDomain)
+      .min(1, { error: 'name at least one domain, or leave it unset' })
+      .optional(),
+  })
+  .refine((oidc) => new URL(oidc.issuer).protocol === 'https:' || isLoopbackUrl(oidc.issuer), {
+    path: ['issuer'],
+    error: 'the issuer must be https (plain http only on this host, for tests)',
+  });
+
+export type OidcSettings = z.output<typeof oidcSchema>;
+
+function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
+}
+
+/** Who may log in to the web console, and how. */
+const consoleSchema = z
+  .strictObject({
+    /** false: no local passwords; the login page offers only single sign-on (which must be set up). */
+    localLogin: z.boolean().default(true),
+    oidc: oidcSchema.optional(),
+    /**
+     * Every person logging in with a password needs a second factor (TOTP): one without is sent to enrol
+     * right after the password, before any page.
+     */
+    requireTotp: z.boolean().default(false),
+  })
+  .refine((section) => section.localLogin || section.oidc !== undefined, {
+    path: ['localLogin'],
+    error: 'local login can only be turned off when console.oidc is set: nobody could log in',
+  });
+
 export const settingsSchema = z.strictObject({
   api: apiSchema.prefault({}),
   database: z
@@ -306,16 +385,6 @@ export const settingsSchema = z.strictObject({
       trustedProxies: trustedProxies.optional(),
     })
     .prefault({}),
-  /** The web console's logins. */
-  console: z
-    .strictObject({
-      /**
-       * Every person logging in with a password needs a second factor (TOTP): one without is sent to enrol
-       * right after the password, before any page.
-       */
-      requireTotp: z.boolean().default(false),
-    })
-    .prefault({}),
   /**
    * Deprecated (one release): the first release's single port. It now sets the webhook receiver's port alone
    * (on 0.0.0.0) while webhook.addr is unset; the console and /metrics stay on ops.addr.
@@ -347,6 +416,7 @@ export const settingsSchema = z.strictObject({
   engine: engineSchema.prefault({}),
   tracking: trackingSettingsSchema.prefault({}),
   notifications: notificationsSchema.prefault({}),
+  console: consoleSchema.prefault({}),
 });
 
 function isKnownZone(zone: string): boolean {
@@ -364,4 +434,9 @@ export type Settings = z.output<typeof settingsSchema> & {
 };
 
 /** Keys whose values are never echoed in an error message. */
-export const SECRET_KEYS: ReadonlySet<string> = new Set(['api.token', 'webhook.secret', 'database.url']);
+export const SECRET_KEYS: ReadonlySet<string> = new Set([
+  'api.token',
+  'webhook.secret',
+  'database.url',
+  'console.oidc.clientSecret',
+]);

@@ -43,8 +43,22 @@ export async function usersPage({ store }: ConsoleContext, { session }: PageRequ
 <button type="submit">Add</button></form>`;
 }
 
-export function loginPage(csrfToken: string, message: string | null): Html {
-  return html`${message ? html`<p class="error">${message}</p>` : ''}
+/**
+ * The login form; with single sign-on, a link to the provider above it, or alone when local passwords are
+ * off.
+ */
+export function loginPage(
+  csrfToken: string,
+  message: string | null,
+  signOn?: { provider: string; localLogin: boolean },
+): Html {
+  const single = signOn
+    ? html`<p><a class="button" href="/login/oidc">Sign in with ${signOn.provider}</a></p>`
+    : '';
+  if (signOn && !signOn.localLogin) {
+    return html`${message ? html`<p class="error">${message}</p>` : ''}${single}`;
+  }
+  return html`${message ? html`<p class="error">${message}</p>` : ''}${single}
 <form method="post" action="/login">
 <input type="hidden" name="_csrf" value="${csrfToken}">
 <p><label>Name <input name="name" autocomplete="username" required autofocus></label></p>

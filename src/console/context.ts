@@ -1,4 +1,5 @@
 import type { PurchaseClient } from '../api/index.js';
+import type { OidcSettings } from '../config/schema.js';
 import type { ConsoleSession, ConsoleStore, Database } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -24,6 +25,10 @@ export interface ConsoleContext {
   reports?: { timeZone: string };
   /** console.requireTotp: a password alone never opens a session; a person without a second factor enrols. */
   requireTotp?: boolean;
+  /** Single sign-on through the company's OpenID provider (`console.oidc`); absent: local passwords only. */
+  oidc?: OidcSettings;
+  /** false: no local passwords, single sign-on only (`console.localLogin`); absent: true. */
+  localLogin?: boolean;
   /** Where refused logins are counted (the worker's registry in `run`). */
   metrics?: Pick<Metrics, 'consoleLoginsRefused'>;
   /** The worker's own metrics and their recent history, where the console runs in the worker (`run`). */

@@ -58,6 +58,13 @@ export interface LoginThrottle {
   admit(name: string, address: string, now: Date): { refusal: LoginRefusal } | { release: () => void };
   failed(name: string, address: string, now: Date): void;
   succeeded(name: string): void;
+  /**
+   * The per-address cap alone, for a sign-in that checks no password (single sign-on's callback): a refusal
+   * while the address is capped, else nothing.
+   */
+  addressRefusal(address: string, now: Date): LoginRefusal | undefined;
+  /** A refused sign-in that named no person of ours (a bad answer of the provider, an unmapped person). */
+  failedFrom(address: string, now: Date): void;
 }
 
 /** The delay after `failures` wrong passwords for one name, in ms (0 while they are free). */
@@ -91,14 +98,23 @@ export function createLoginThrottle(): LoginThrottle {
     return state;
   };
 
+  const addressRefusal = (address: string, now: number): LoginRefusal | undefined => {
+    const byAddress = addressState(address, now);
+    if (!byAddress || byAddress.failures < LOGIN_ADDRESS_FAILURES) return undefined;
+    const left = byAddress.windowStart + LOGIN_ADDRESS_WINDOW_MS - now;
+    return { reason: 'address_capped', retryAfterSeconds: seconds(left) };
+  };
+  const failedFrom = (address: string, now: number) => {
+    const byAddress = addressState(address, now);
+    if (byAddress) byAddress.failures++;
+    else remember(addresses, address, { failures: 1, windowStart: now });
+  };
+
   return {
     admit(name, address, when) {
       const now = when.getTime();
-      const byAddress = addressState(address, now);
-      if (byAddress && byAddress.failures >= LOGIN_ADDRESS_FAILURES) {
-        const left = byAddress.windowStart + LOGIN_ADDRESS_WINDOW_MS - now;
-        return { refusal: { reason: 'address_capped', retryAfterSeconds: seconds(left) } };
-      }
+      const capped = addressRefusal(address, now);
+      if (capped) return { refusal: capped };
       const byName = nameState(name, now);
       if (byName) {
         const left = byName.lastFailureAt + delayAfter(byName.failures) - now;
@@ -120,14 +136,15 @@ export function createLoginThrottle(): LoginThrottle {
       const now = when.getTime();
       const byName = nameState(name, now);
       remember(names, keyOf(name), { failures: (byName?.failures ?? 0) + 1, lastFailureAt: now });
-      const byAddress = addressState(address, now);
-      if (byAddress) byAddress.failures++;
-      else remember(addresses, address, { failures: 1, windowStart: now });
+      failedFrom(address, now);
     },
 
     succeeded(name) {
       names.delete(keyOf(name));
     },
+
+    addressRefusal: (address, when) => addressRefusal(address, when.getTime()),
+    failedFrom: (address, when) => failedFrom(address, when.getTime()),
   };
 }
 

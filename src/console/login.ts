@@ -9,16 +9,40 @@ import { loginPage } from './admin-pages.js';
 import type { ConsoleContext } from './context.js';
 import { page, sendPage } from './layout.js';
 import { createLoginThrottle } from './login-throttle.js';
+import { providerName, registerSingleSignOn } from './oidc.js';
 import { DECOY_HASH, verifyPassword } from './passwords.js';
 import { continueAfterPassword, registerSecondFactor } from './second-factor.js';
 import { ConsoleRefusal, cookieOptions, LOGIN_CSRF_COOKIE, newToken, sameToken } from './sessions.js';
 
 export function registerLogin(scope: FastifyInstance, context: ConsoleContext): void {
   const throttle = createLoginThrottle();
+  const localLogin = context.localLogin !== false;
+  const signOn = context.oidc ? { provider: providerName(context.oidc), localLogin } : undefined;
+  if (context.oidc) registerSingleSignOn(scope, context, context.oidc, throttle);
+  const showLogin = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    message: string | null,
+  ) => {
+    const token = newToken();
+    reply.setCookie(LOGIN_CSRF_COOKIE, token, cookieOptions(request));
+    return sendPage(
+      reply,
+      status,
+      page({ title: 'Log in', session: null, body: loginPage(token, message, signOn) }),
+    );
+  };
   scope.get('/login', { config: { requires: 'public' } }, async (request, reply) =>
     showLogin(request, reply, 200, null),
   );
   scope.post('/login', { config: { requires: 'public' } }, async (request, reply) => {
+    if (!localLogin) {
+      throw new ConsoleRefusal(
+        403,
+        `local passwords are off in this console: sign in with ${signOn?.provider ?? 'the identity provider'}`,
+      );
+    }
     const body = (request.body ?? {}) as Record<string, unknown>;
     const expected = request.cookies[LOGIN_CSRF_COOKIE];
     if (!expected || !sameToken(body._csrf, expected)) {
@@ -71,10 +95,4 @@ export function registerLogin(scope: FastifyInstance, context: ConsoleContext): 
     return continueAfterPassword(context, throttle, person, request, reply);
   });
   registerSecondFactor(scope, context, throttle);
-}
-
-function showLogin(request: FastifyRequest, reply: FastifyReply, status: number, message: string | null) {
-  const token = newToken();
-  reply.setCookie(LOGIN_CSRF_COOKIE, token, cookieOptions(request));
-  return sendPage(reply, status, page({ title: 'Log in', session: null, body: loginPage(token, message) }));
 }

@@ -1,7 +1,8 @@
 /**
  * The rights of the worker role (README, Database roles): every command but `migrate` runs as a role that
  * can do to each table what the code does to it and nothing more. No DELETE but on `replicas` (a clean stop
- * deletes its row), no UPDATE on the append-only tables, so that even without the audit trigger the worker's
+ * deletes its row) and the second factor's short-lived rows (a reset or a new enrolment replaces a person's
+ * factor and recovery codes; a login challenge is deleted once used or expired), no UPDATE on the append-only tables, so that even without the audit trigger the worker's
  * role cannot rewrite or remove the audit log; no DDL anywhere, so it cannot drop that trigger either.
  *
  * Applied by `treasury-bot migrate --grant-to ROLE`, run by the owner role, in the migration's transaction:
@@ -35,6 +36,9 @@ export const WORKER_TABLE_RIGHTS: Readonly<Record<string, readonly Right[]>> = {
   envelopes: CHANGING,
   approval_requests: CHANGING,
   approvals: APPEND_ONLY,
+  second_factors: [...CHANGING, 'DELETE'],
+  recovery_codes: [...CHANGING, 'DELETE'],
+  login_challenges: [...CHANGING, 'DELETE'],
 };
 
 /** A PostgreSQL role name as `CREATE ROLE` takes it unquoted: it is written into statements. */

@@ -327,15 +327,22 @@ export const users = pgTable(
     id: id(),
     name: text('name').notNull(),
     role: text('role').notNull(),
-    /** `scrypt$N$r$p$salt$hash` (base64url parts), so the cost can rise without a migration. */
-    passwordHash: text('password_hash').notNull(),
+    /**
+     * `scrypt$N$r$p$salt$hash` (base64url parts), so the cost can rise without a migration. Null for a person
+     * who signs in through the identity provider only (migration 0017).
+     */
+    passwordHash: text('password_hash'),
     createdAt: instant('created_at').notNull(),
     disabledAt: instant('disabled_at'),
+    /** A person created by single sign-on: the provider's issuer and subject, stable across renames there. */
+    oidcIssuer: text('oidc_issuer'),
+    oidcSubject: text('oidc_subject'),
   },
   (table) => [
     uniqueIndex('users_name_key').on(table.name),
     // Names are case-insensitive: stored folded (migration 0012), so `Ana` and `ana` are one person.
     check('users_name_folded_check', sql`${table.name} = lower(${table.name})`),
+    uniqueIndex('users_oidc_identity_key').on(table.oidcIssuer, table.oidcSubject),
     check('users_role_check', sql`${table.role} in ('viewer', 'operator', 'approver', 'admin')`),
   ],
 );

@@ -50,8 +50,8 @@ describe('user and audit commands', { timeout: 120_000 }, () => {
     expect(people[0]).toMatchObject({ name: 'alice', role: 'operator' });
     expect(people[0]?.disabledAt).not.toBeNull();
     const stored = await test.use((database) => openConsoleStore(database).people.findByName('alice'));
-    await expect(verifyPassword('second password, longer', stored!.passwordHash)).resolves.toBe(true);
-    await expect(verifyPassword('first password of twelve', stored!.passwordHash)).resolves.toBe(false);
+    await expect(verifyPassword('second password, longer', stored!.passwordHash!)).resolves.toBe(true);
+    await expect(verifyPassword('first password of twelve', stored!.passwordHash!)).resolves.toBe(false);
 
     const audit = await runCommand(['audit', '--json'], env);
     const entries = JSON.parse(audit.stdout) as { actor: string; action: string; subject: string }[];

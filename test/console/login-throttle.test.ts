@@ -68,7 +68,7 @@ describe('console login throttling', () => {
 
   it(`caps the wrong passwords of one address across names at ${LOGIN_ADDRESS_FAILURES}`, async () => {
     const sprayer = visitor();
-    const { passwordHash } = (await console.store.people.findByName('viewer'))!;
+    const passwordHash = (await console.store.people.findByName('viewer'))!.passwordHash!;
     for (let name = 0; name < LOGIN_ADDRESS_FAILURES + 3; name++)
       await console.store.people.add({ name: `guess${name}`, role: 'viewer', passwordHash }, 'test-setup');
     const statuses: number[] = [];
@@ -84,7 +84,7 @@ describe('console login throttling', () => {
 
   it('refuses a name outside the person-name rule before looking it up: no truncation, no control characters', async () => {
     const long = `a${'b'.repeat(63)}`;
-    const { passwordHash } = (await console.store.people.findByName('viewer'))!;
+    const passwordHash = (await console.store.people.findByName('viewer'))!.passwordHash!;
     await console.store.people.add({ name: long, role: 'viewer', passwordHash }, 'test-setup');
     expect((await visitor().login(long)).status).toBe(303);
     // The same person's name with three more characters was cut to 64 and looked up.

@@ -66,7 +66,7 @@ describe('console roles × actions', () => {
         };
       case '/users/:name/disable': {
         const name = `target-of-${role}-${slotSeconds++}`;
-        const { passwordHash } = (await console.store.people.findByName('viewer'))!;
+        const passwordHash = (await console.store.people.findByName('viewer'))!.passwordHash!;
         await console.store.people.add({ name, role: 'viewer', passwordHash }, 'test-setup');
         return { path: path.replace(':name', name), form: {} };
       }

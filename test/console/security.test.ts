@@ -98,7 +98,7 @@ describe('console sessions and forms', () => {
 
   it('revokes every session of a person who is disabled', async () => {
     const admin = await loggedIn(console, 'admin');
-    const { passwordHash } = (await console.store.people.findByName('viewer'))!;
+    const passwordHash = (await console.store.people.findByName('viewer'))!.passwordHash!;
     await console.store.people.add({ name: 'leaver', role: 'operator', passwordHash }, 'test');
     const leaver = await loggedIn(console, 'leaver');
     expect((await leaver.get('/')).status).toBe(200);

@@ -192,6 +192,8 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')(
       await asWorkerOk(['user', 'add', 'bia', '--role', 'viewer', '--password-file', passwordFile]);
       await asWorkerOk(['user', 'passwd', 'bia', '--password-file', passwordFile]);
       await asWorkerOk(['user', 'disable', 'bia']);
+      await asWorkerOk(['user', 'totp', 'enroll', 'dora']);
+      await asWorkerOk(['user', 'totp', 'reset', 'dora']);
       await asWorkerOk(['user', 'list', '--json']);
       const audit = await asWorkerOk(['audit', '--json']);
       expect((JSON.parse(audit.stdout) as { action: string }[]).map((row) => row.action)).toContain(

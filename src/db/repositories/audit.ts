@@ -51,6 +51,7 @@ export type AuditAction =
   | 'user.totp_confirm'
   | 'user.totp_reset'
   | 'user.totp_recovery_code'
+  | 'user.role'
   | 'session.login'
   | 'session.logout';
 

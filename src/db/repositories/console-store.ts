@@ -8,9 +8,12 @@ import { type ConsoleActions, createConsoleActions } from './console-actions.js'
 import { type ConsoleReads, createConsoleReads } from './console-reads.js';
 import { createPeopleRepository, type PeopleRepository } from './people.js';
 import { createSecondFactorRepository, type SecondFactorRepository } from './second-factor.js';
+import { createSsoPeopleRepository, type SsoPeopleRepository } from './sso-people.js';
 
 export interface ConsoleStore {
   people: PeopleRepository;
+  /** The people of single sign-on, known by their provider's issuer and subject. */
+  ssoPeople: SsoPeopleRepository;
   audit: AuditRepository;
   actions: ConsoleActions;
   reads: ConsoleReads;
@@ -21,6 +24,7 @@ export function openConsoleStore(database: Database, clock: () => Date = () => n
   const db = connectionOf(database).drizzle;
   return {
     people: createPeopleRepository(db, clock),
+    ssoPeople: createSsoPeopleRepository(db, clock),
     audit: createAuditRepository(db, clock),
     actions: createConsoleActions(db, clock, database.notifications),
     reads: createConsoleReads(db),

@@ -36,7 +36,8 @@ export interface Person {
 }
 
 export interface PersonWithSecret extends Person {
-  passwordHash: string;
+  /** Null for a person of single sign-on: no password of theirs can match. */
+  passwordHash: string | null;
 }
 
 export interface ConsoleSession {
