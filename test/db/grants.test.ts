@@ -26,11 +26,11 @@ describe('the worker role grants', () => {
     expect(Object.keys(WORKER_TABLE_RIGHTS).sort()).toEqual(rows.map((row) => row.name));
   });
 
-  it('delete only from replicas and never change the audit log', () => {
+  it("delete only from replicas and the second factor's short-lived rows, and never change the audit log", () => {
     const deletable = Object.entries(WORKER_TABLE_RIGHTS)
       .filter(([, rights]) => rights.includes('DELETE'))
       .map(([table]) => table);
-    expect(deletable).toEqual(['replicas']);
+    expect(deletable).toEqual(['replicas', 'second_factors', 'recovery_codes', 'login_challenges']);
     expect(WORKER_TABLE_RIGHTS.audit_log).toEqual(['SELECT', 'INSERT']);
   });
 
