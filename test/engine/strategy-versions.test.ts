@@ -69,7 +69,7 @@ describe('governed strategy changes in a running worker', () => {
       await people.add({ name, role: 'approver', passwordHash: 'unused' }, 'test');
     context = {
       ...bench.context,
-      settings: engineSettings({ reload: { watch: false, approvalPollMs: 20 } }),
+      settings: engineSettings({ reload: { watch: false }, approvals: { pollMs: 20 } }),
     };
     folder = await mkdtemp(join(tmpdir(), 'tb-versions-'));
     file = join(folder, 'strategies.yaml');
