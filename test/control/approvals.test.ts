@@ -737,14 +737,20 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')(
       return { subject, envelopeId: envelope.id };
     }
 
+    /** The backends waiting for a lock that `holder` holds. */
+    async function waitingOn(holder: number): Promise<number[]> {
+      const rows = await admin`select pid from pg_stat_activity
+        where datname = current_database() and ${holder}::int = any(pg_blocking_pids(pid))`;
+      return rows.map((row) => Number(row.pid));
+    }
+
     /** The backend waiting on a lock `holder` holds, once there is one. */
-    async function waiterOn(holder: number): Promise<number> {
+    function waiterOn(holder: number): Promise<number> {
       return vi.waitFor(
         async () => {
-          const [row] = await admin`select pid from pg_stat_activity
-          where datname = current_database() and ${holder}::int = any(pg_blocking_pids(pid))`;
-          expect(row).toBeDefined();
-          return Number(row!.pid);
+          const [pid] = await waitingOn(holder);
+          expect(pid).toBeDefined();
+          return pid!;
         },
         { timeout: 5_000, interval: 10 },
       );
@@ -754,10 +760,7 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')(
     async function settledOrWaitingOn(holder: number, settled: () => boolean): Promise<void> {
       await vi.waitFor(
         async () => {
-          if (settled()) return;
-          const [row] = await admin`select count(*)::int as waiting from pg_stat_activity
-          where datname = current_database() and ${holder}::int = any(pg_blocking_pids(pid))`;
-          expect(row!.waiting).toBeGreaterThan(0);
+          if (!settled()) expect(await waitingOn(holder)).not.toEqual([]);
         },
         { timeout: 5_000, interval: 10 },
       );
