@@ -68,7 +68,9 @@ export function registerStrategyCommands(program: Command): void {
     );
   strategy
     .command('approve')
-    .description('approve a version: the worker runs it within a few seconds (engine.reload.approvalPollMs)')
+    .description(
+      'approve a version: running workers run it from the next slot (within engine.approvals.pollMs)',
+    )
     .argument('<name>', 'the strategy name')
     .requiredOption('--version <n>', 'the version number (see `strategy versions`)')
     .option('--by <person>', 'who approves (default: TREASURY_ACTOR)')

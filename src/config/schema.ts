@@ -112,8 +112,10 @@ export const engineSchema = z.strictObject({
        */
       waitingAlertMs: positiveMs.default(15 * 60_000),
       /**
-       * How often a running worker looks for approved cycles to buy (one index probe; the claim only when
-       * there is one): the last approval leads to the order within about this, not at the next pass.
+       * How often a running worker looks for what people approved: approved cycles to buy (one index probe;
+       * the claim only when there is one) and, with strategies.changes `approve`, approved versions of the
+       * waiting changes. The last approval leads to the order, or the version to running from the next
+       * slot, within about this, not at the next pass or reload.
        */
       pollMs: positiveMs.default(500),
     })
@@ -125,8 +127,6 @@ export const engineSchema = z.strictObject({
       /** Watch the strategy files and apply valid changes without a restart. */
       watch: z.boolean().default(true),
       debounceMs: ms.default(300),
-      /** With strategies.changes `approve`, how often a worker looks for approvals of waiting changes. */
-      approvalPollMs: positiveMs.default(1_000),
     })
     .prefault({}),
 });

@@ -34,6 +34,12 @@ export interface MaintenanceOptions {
    * run. Without it (`treasury-bot reconcile`) approved cycles are left to a running worker.
    */
   strategies?: () => readonly Strategy[];
+  /**
+   * A worker whose strategy changes wait for approval: called on every tick of the approvals poll, before
+   * the approved cycles are looked for, so that a version approved from another process runs from the next
+   * slot (worker.ts). One poll for everything people approve, not one per kind.
+   */
+  applyApprovedVersions?: () => Promise<void>;
 }
 
 export interface MaintenanceReport {
@@ -55,7 +61,8 @@ export class Maintenance {
   private readonly task: PeriodicTask<MaintenanceReport>;
   /**
    * A person who just gave the last approval expects the purchase at once, not at the next pass: a short
-   * poll (one index probe of `approved` cycles) claims them within engine.approvals.pollMs. A poll, not
+   * poll (one index probe of `approved` cycles) claims them within engine.approvals.pollMs, and applies the
+   * strategy versions approved since its last tick (options.applyApprovedVersions). A poll, not
    * LISTEN/NOTIFY: it works the same on PGlite and on PostgreSQL, and the claim stays the compare-and-set
    * that makes one replica buy it.
    */
@@ -80,6 +87,7 @@ export class Maintenance {
       logger: context.logger,
       runAtStart: false,
       run: async (signal) => {
+        await options.applyApprovedVersions?.();
         const waiting = await withDatabase(context, 'approvals_waiting', () =>
           context.database.approvals.anyApproved(),
         );

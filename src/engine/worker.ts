@@ -1,8 +1,9 @@
 /**
  * The long-running worker of `treasury-bot run`: loads and records the strategies (as versions: what runs is
  * what strategy-versions.ts says), applies the missed policy, schedules cycles, runs the maintenance loop,
- * and reloads the strategies on a file change, SIGHUP, or an approval of a waiting change. start() and
- * stop() are idempotent; stop() lets in-flight cycles finish within the drain time.
+ * and reloads the strategies on a file change, SIGHUP, or an approval of a waiting change (seen by the
+ * maintenance's approvals poll). start() and stop() are idempotent; stop() lets in-flight cycles finish
+ * within the drain time.
  */
 import { retryWhileUnreachable } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
@@ -69,8 +70,6 @@ export class Worker {
    * when no cycle is due for hours.
    */
   private readonly switchPoll: PeriodicTask<void>;
-  /** An approval is made from another process (the CLI): this notices it and reloads, which applies it. */
-  private readonly approvalPoll: PeriodicTask<void>;
   private phase: 'new' | 'starting' | 'started' | 'stopped' = 'new';
   private stopping: Promise<void> | undefined;
   private reloading: Promise<ReloadResult> | undefined;
@@ -101,7 +100,12 @@ export class Worker {
       },
       useCron: options.useCron,
     });
-    this.maintenance = new Maintenance(context, { strategies: () => this.current });
+    this.maintenance = new Maintenance(context, {
+      strategies: () => this.current,
+      ...(this.policy.changes === 'approve'
+        ? { applyApprovedVersions: () => this.applyApprovedVersions() }
+        : {}),
+    });
     this.switchPoll = createPeriodicTask({
       name: 'kill switch poll',
       intervalMs: Math.max(1_000, context.settings.killSwitchCacheMs),
@@ -109,16 +113,6 @@ export class Worker {
       run: async () => {
         // A failed read is counted where it fails (database errors); the next one comes soon enough.
         await withDatabase(context, 'kill_switch', () => context.killSwitch.isPaused()).catch(() => false);
-      },
-    });
-    this.approvalPoll = createPeriodicTask({
-      name: 'strategy approvals poll',
-      intervalMs: settings.reload.approvalPollMs,
-      logger: context.logger,
-      run: async () => {
-        // A failed read is counted where it fails (database errors); the next poll asks again.
-        const changed = await approvalsChanged(context, this.versioned).catch(() => false);
-        if (changed) await this.reload();
       },
     });
   }
@@ -140,7 +134,6 @@ export class Worker {
     }
     this.maintenance.start();
     this.switchPoll.start();
-    if (this.policy.changes === 'approve') this.approvalPoll.start();
     if (context.settings.reload.watch) {
       this.watcher = watchStrategyFiles(
         this.options.strategiesPath,
@@ -226,7 +219,6 @@ export class Worker {
     this.watcher?.close();
     // Not awaited before the drain: a read waiting on a database that is away must not delay it.
     const switchPollStopped = this.switchPoll.stop();
-    const approvalPollStopped = this.approvalPoll.stop();
     const drained = await this.scheduler.stop(this.context.settings.drainTimeoutMs);
     if (!drained) {
       this.context.logger.error(
@@ -234,7 +226,7 @@ export class Worker {
         'stopping with cycles still in flight; recovery and reconciliation will settle them',
       );
     }
-    await Promise.all([this.maintenance.stop(), switchPollStopped, approvalPollStopped]);
+    await Promise.all([this.maintenance.stop(), switchPollStopped]);
   }
 
   private get policy(): VersionPolicy {
@@ -258,6 +250,16 @@ export class Worker {
         'strategy HALTED: its cycles skip until an operator settles its unsure cycles (treasury-bot resolve) and runs treasury-bot unhalt',
       );
     }
+  }
+
+  /**
+   * A version approved from another process (the CLI, the console), seen by the maintenance's approvals
+   * poll (engine.approvals.pollMs): the reload applies it, so it runs from the next slot.
+   */
+  private async applyApprovedVersions(): Promise<void> {
+    // A failed read is counted where it fails (database errors); the next tick asks again.
+    const changed = await approvalsChanged(this.context, this.versioned).catch(() => false);
+    if (changed) await this.reload();
   }
 
   private async applyFiles(): Promise<ReloadResult> {

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { allows } from '../../src/console/permissions.js';
 import { type ApprovalControl, createApprovalControl } from '../../src/control/index.js';
 import {
@@ -9,6 +10,7 @@ import {
   openDatabase,
   ROLES,
 } from '../../src/db/index.js';
+import { lockKeyOfIntent } from '../../src/db/repositories/intent.js';
 import {
   type EngineContext,
   KillSwitch,
@@ -680,6 +682,175 @@ describe('two replicas racing for the last room in an envelope', () => {
     expect(bench.sandbox.ledger().filter((order) => order.quoteId === resumed[0]!.quoteId)).toHaveLength(1);
   });
 });
+
+/**
+ * A revoke and a charge of the same envelope at once: the one interleaving only the envelope's row lock
+ * (`FOR UPDATE OF envelopes` in the intent commit) orders. Two charges of one envelope never need it, since an
+ * envelope belongs to one strategy and every charge of it already waits for that strategy's intent lock; a
+ * revoke takes no strategy lock. Each interleaving is forced, not hoped for: one side is held inside its
+ * transaction by a lock from a connection of the test, taken at a point after the envelope's row is read, and
+ * pg_stat_activity (pg_blocking_pids) tells when the other side is waiting. This needs a second connection
+ * while the first waits, so PostgreSQL only: PGlite has one connection, where one side would wait for the
+ * other forever.
+ */
+describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')(
+  'a revoke while an envelope is charged',
+  () => {
+    let test: TestDatabase;
+    let bench: EngineBench;
+    let admin: postgres.Sql;
+    let control: ApprovalControl;
+    let count = 0;
+
+    beforeAll(async () => {
+      test = await createTestDatabase('postgres');
+      bench = await startEngineBench({ replicaId: 'replica-a', test });
+      admin = postgres(test.url!, { max: 3, onnotice: () => {} });
+      control = createApprovalControl(bench.database);
+      await addPeople(bench.database, APPROVERS);
+    });
+    afterAll(async () => {
+      await admin.end({ timeout: 1 });
+      await bench.close();
+      await test.drop();
+    });
+
+    /** A strategy needing one approver per order, and an active envelope with room for many of its orders. */
+    async function envelopeOf(): Promise<{ subject: Strategy; envelopeId: number }> {
+      const subject = strategy({
+        name: `revoke-race-${++count}`,
+        approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      });
+      await recordStrategiesSeen(bench.context, [subject]);
+      const envelope = await control.addEnvelope(
+        {
+          strategy: subject.name,
+          maxOrder: d('150.00'),
+          maxTotal: d('1000.00'),
+          maxPrice: null,
+          validFrom: new Date(Date.now() - 60_000),
+          validUntil: new Date(Date.now() + 3_600_000),
+        },
+        'carla',
+      );
+      await control.approveEnvelope(envelope.id, 'ana');
+      return { subject, envelopeId: envelope.id };
+    }
+
+    /** The backends waiting for a lock that `holder` holds. */
+    async function waitingOn(holder: number): Promise<number[]> {
+      const rows = await admin`select pid from pg_stat_activity
+        where datname = current_database() and ${holder}::int = any(pg_blocking_pids(pid))`;
+      return rows.map((row) => Number(row.pid));
+    }
+
+    /** The backend waiting on a lock `holder` holds, once there is one. */
+    function waiterOn(holder: number): Promise<number> {
+      return vi.waitFor(
+        async () => {
+          const [pid] = await waitingOn(holder);
+          expect(pid).toBeDefined();
+          return pid!;
+        },
+        { timeout: 5_000, interval: 10 },
+      );
+    }
+
+    /** Until `settled()` or a backend waits on `holder`; which of the two says whether the lock was taken. */
+    async function settledOrWaitingOn(holder: number, settled: () => boolean): Promise<void> {
+      await vi.waitFor(
+        async () => {
+          if (!settled()) expect(await waitingOn(holder)).not.toEqual([]);
+        },
+        { timeout: 5_000, interval: 10 },
+      );
+    }
+
+    async function backendOf(connection: postgres.ReservedSql): Promise<number> {
+      const [row] = await connection`select pg_backend_pid() as pid`;
+      return Number(row!.pid);
+    }
+
+    async function spentInRevokeAudit(envelopeId: number): Promise<string> {
+      const audit = await openConsoleStore(bench.database).audit.list({ limit: 50 });
+      const row = audit.find(
+        (entry) => entry.action === 'envelope.revoke' && entry.subject === `envelope:${envelopeId}`,
+      );
+      return String((row?.after as { spent?: unknown } | undefined)?.spent);
+    }
+
+    it('a charge inside its intent first: the revoke waits for it and sees the spend', async () => {
+      const { subject, envelopeId } = await envelopeOf();
+      const gate = await admin.reserve();
+      const rowLock = await admin.reserve();
+      try {
+        // The charge is held at the start of its intent transaction (its strategy's lock), after every earlier
+        // step of the cycle, so that the cycle's row can be locked without blocking one of them.
+        await gate`begin`;
+        await gate`select pg_advisory_xact_lock(${lockKeyOfIntent(subject.name)}::bigint)`;
+        const gatePid = await backendOf(gate);
+        const charging = bench.run(subject, freshSlot());
+        const chargePid = await waiterOn(gatePid);
+        // The cycle's row locked: the intent reads its figures and the envelope, then waits to write the cycle.
+        await rowLock`begin`;
+        await rowLock`select id from cycles where strategy = ${subject.name} for update`;
+        const rowLockPid = await backendOf(rowLock);
+        await gate`commit`;
+        expect(await waiterOn(rowLockPid)).toBe(chargePid);
+        let revokeSettled = false;
+        const revoking = control.revokeEnvelope(envelopeId, 'bruno').finally(() => {
+          revokeSettled = true;
+        });
+        // The revoke waits for the charge's transaction (the envelope row it locked), or, without the lock,
+        // revokes under the charge's feet.
+        await settledOrWaitingOn(chargePid, () => revokeSettled);
+        await rowLock`commit`;
+        const [report, revoked] = await Promise.all([charging, revoking]);
+
+        expect(report).toMatchObject({ outcome: 'placed' });
+        const cycle = await bench.database.cycles.getBySlot(subject.name, new Date(report.slot));
+        expect(cycle?.envelopeId).toBe(envelopeId);
+        // The charge came before the revoke: what the revoke recorded includes it.
+        expect(revoked.spent.toString(), 'spend the revoke saw').toBe(cycle!.totalCost!.toString());
+        expect(await spentInRevokeAudit(envelopeId)).toBe(cycle!.totalCost!.toString());
+      } finally {
+        gate.release();
+        rowLock.release();
+      }
+    });
+
+    it('a revoke inside its transaction first: the charge waits for it, sees the revocation and parks', async () => {
+      const { subject, envelopeId } = await envelopeOf();
+      const auditLock = await admin.reserve();
+      try {
+        // The revoke is held after it locked and updated the envelope, at its audit row (nothing of a cycle
+        // writes the audit log).
+        await auditLock`begin`;
+        await auditLock`lock table audit_log in share mode`;
+        const auditPid = await backendOf(auditLock);
+        const revoking = control.revokeEnvelope(envelopeId, 'bruno');
+        const revokePid = await waiterOn(auditPid);
+        let chargeSettled = false;
+        const charging = bench.run(subject, freshSlot()).finally(() => {
+          chargeSettled = true;
+        });
+        // The charge waits for the revoke's transaction (the envelope row it locked), or, without the lock,
+        // charges the envelope being revoked.
+        await settledOrWaitingOn(revokePid, () => chargeSettled);
+        await auditLock`commit`;
+        const [revoked, report] = await Promise.all([revoking, charging]);
+
+        expect(revoked.spent.toString()).toBe('0');
+        expect(report.outcome, 'the charge after the revoke').toBe('awaiting-approval');
+        const cycle = await bench.database.cycles.getBySlot(subject.name, new Date(report.slot));
+        expect(cycle?.envelopeId).toBeNull();
+        expect(bench.sandbox.ledger().filter((order) => order.quoteId === report.quoteId)).toHaveLength(0);
+      } finally {
+        auditLock.release();
+      }
+    });
+  },
+);
 
 /**
  * A replica whose clock is 60 s behind the database's: deadlines and envelope windows are judged by the

@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openConsoleStore } from '../../src/db/index.js';
-import { type EngineContext, type ReloadResult, Worker } from '../../src/engine/index.js';
-import { type EngineBench, engineSettings, startEngineBench } from './support/harness.js';
+import { type Database, openConsoleStore, openDatabase } from '../../src/db/index.js';
+import { type EngineContext, KillSwitch, type ReloadResult, Worker } from '../../src/engine/index.js';
+import { d, type EngineBench, engineSettings, startEngineBench } from './support/harness.js';
 
 const NAME = 'governed-dca';
 /** Once a year (1 January, 10:00 UTC): the scheduler's catch-up sweep never fires it during the test. */
@@ -69,7 +69,7 @@ describe('governed strategy changes in a running worker', () => {
       await people.add({ name, role: 'approver', passwordHash: 'unused' }, 'test');
     context = {
       ...bench.context,
-      settings: engineSettings({ reload: { watch: false, approvalPollMs: 20 } }),
+      settings: engineSettings({ reload: { watch: false }, approvals: { pollMs: 20 } }),
     };
     folder = await mkdtemp(join(tmpdir(), 'tb-versions-'));
     file = join(folder, 'strategies.yaml');
@@ -129,5 +129,95 @@ describe('governed strategy changes in a running worker', () => {
       ['bob', 'strategy.version_approved', `strategy:${NAME}`, { version: 1 }, { version: 2 }],
       ['deployer', 'strategy.version_applied', `strategy:${NAME}`, { version: 1 }, { version: 2 }],
     ]);
+  });
+});
+
+/**
+ * Issue 32, item 2: a version approved in `approve` mode runs from the next slot, within 2 s of the approval
+ * by the test's own clock, on every replica (on PostgreSQL each with its own pool), with the worker's
+ * settings as shipped: nobody reloads it by hand.
+ */
+describe('a version approved while two replicas run', () => {
+  let bench: EngineBench;
+  let second: Database;
+  let folder: string;
+  let file: string;
+  let workers: Worker[];
+
+  beforeAll(async () => {
+    bench = await startEngineBench({ replicaId: 'replica-a', engine: { reload: { watch: false } } });
+    second = bench.test.url ? await openDatabase({ url: bench.test.url, maxConnections: 5 }) : bench.database;
+    const { people } = openConsoleStore(bench.database);
+    await people.add({ name: 'alice', role: 'approver', passwordHash: 'unused' }, 'test');
+    folder = await mkdtemp(join(tmpdir(), 'tb-versions-'));
+    file = join(folder, 'strategies.yaml');
+    await writeFile(file, documentWith('100.00'));
+    const replicaB: EngineContext = {
+      ...bench.context,
+      database: second,
+      replicaId: 'replica-b',
+      killSwitch: new KillSwitch({
+        control: second.control,
+        cacheMs: 1_000,
+        clock: bench.context.clock,
+        metrics: bench.metrics,
+      }),
+    };
+    workers = [bench.context, replicaB].map(
+      (context) =>
+        new Worker(context, {
+          strategiesPath: file,
+          useCron: false,
+          versions: { changes: 'approve', actor: 'deployer' },
+        }),
+    );
+    for (const worker of workers) await worker.start();
+    await bench.database.strategyVersions.approve(NAME, 1, 'alice');
+    // Version 1 running everywhere; version 2 in the file, waiting.
+    await writeFile(file, documentWith('250.00'));
+    for (const worker of workers) {
+      await worker.reload();
+      expect(worker.strategies.map((strategy) => strategy.version)).toEqual([1]);
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    if (second !== bench.database) await second.close();
+    await bench.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  /** The slot ticked on both replicas at once: exactly one buys it; its order's amount and version. */
+  const buyOnBoth = async (slot: Date) => {
+    for (const worker of workers) worker.scheduler.tick(NAME, new Date(slot.getTime() + 10));
+    await Promise.all(workers.map((worker) => worker.scheduler.settled()));
+    const cycle = await bench.database.cycles.getBySlot(NAME, slot);
+    expect(cycle?.state).toBe('placed');
+    const orders = bench.sandbox.ledger().filter((order) => order.quoteId === cycle!.quoteId);
+    expect(orders).toHaveLength(1);
+    return { amount: d(orders[0]!.amount).toFixed(2), version: cycle!.strategyVersion };
+  };
+
+  it('runs from the next slot, within 2 s of the approval, on every replica', async () => {
+    expect(await buyOnBoth(new Date(Date.UTC(2040, 0, 1, 10)))).toEqual({ amount: '100.00', version: 1 });
+    const runningTwo = workers.map(
+      (worker) =>
+        new Promise<number>((resolve) => {
+          worker.onReload(() => {
+            if (worker.strategies.some((strategy) => strategy.version === 2)) resolve(performance.now());
+          });
+        }),
+    );
+    const approvedAt = performance.now();
+    await bench.database.strategyVersions.approve(NAME, 2, 'alice');
+    const usedAt = await Promise.race([
+      Promise.all(runningTwo),
+      new Promise<number[]>((resolve) => setTimeout(resolve, 5_000, [Number.NaN])),
+    ]);
+    expect(
+      Math.max(...usedAt) - approvedAt,
+      'milliseconds from the approval to every replica running it',
+    ).toBeLessThan(2_000);
+    expect(await buyOnBoth(new Date(Date.UTC(2041, 0, 1, 10)))).toEqual({ amount: '250.00', version: 2 });
   });
 });
