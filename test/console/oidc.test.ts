@@ -148,6 +148,15 @@ describe.each(testBackends())(
       expect(logLines.join('')).not.toContain(CLIENT_SECRET);
     });
 
+    it('refuses a local password for a person of single sign-on (it would bypass the provider)', async () => {
+      provider.directory.set('sub-erin', { email: 'erin@example.com', groups: ['treasury-admins'] });
+      expect((await signIn(new ConsoleClient(both), 'sub-erin')).status).toBe(200);
+      await expect(store.people.setPassword('Erin', 'scrypt$any', 'admin')).rejects.toMatchObject({
+        code: 'USER_SIGNS_IN_WITH_SSO',
+      });
+      expect(await store.people.findByName('erin')).toMatchObject({ passwordHash: null });
+    });
+
     it('refuses a person none of whose groups maps to a role, with a page that says so, creating nobody', async () => {
       provider.directory.set('sub-bruno', { email: 'bruno@example.com', groups: ['marketing'] });
       const client = new ConsoleClient(both);

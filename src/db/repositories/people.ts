@@ -52,7 +52,7 @@ export interface ConsoleSession {
 export class PeopleError extends Error {
   override readonly name = 'PeopleError';
   constructor(
-    readonly code: 'USER_EXISTS' | 'USER_NOT_FOUND' | 'USER_NAME_RESERVED',
+    readonly code: 'USER_EXISTS' | 'USER_NOT_FOUND' | 'USER_NAME_RESERVED' | 'USER_SIGNS_IN_WITH_SSO',
     message: string,
   ) {
     super(message);
@@ -158,7 +158,17 @@ export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): Pe
 
     disable: (name, actor) => change(name, { disabledAt: clock() }, actor, 'user.disable'),
 
-    setPassword: (name, passwordHash, actor) => change(name, { passwordHash }, actor, 'user.password'),
+    async setPassword(name, passwordHash, actor) {
+      // A person of single sign-on is admitted by the company's provider; a local password would let them in
+      // past it (after the provider disabled or demoted them).
+      if ((await existing(name)).oidcIssuer !== null) {
+        throw new PeopleError(
+          'USER_SIGNS_IN_WITH_SSO',
+          `"${foldedName(name)}" signs in through single sign-on: a local password would bypass the identity provider`,
+        );
+      }
+      return change(name, { passwordHash }, actor, 'user.password');
+    },
 
     async openSession(person, tokenHash, csrfToken) {
       const now = clock();
