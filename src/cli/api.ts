@@ -15,8 +15,7 @@ import {
   parseInstant,
   parseSymbol,
   printErrorLine,
-  printJson,
-  printLines,
+  printResult,
   renderRecord,
   renderTable,
 } from './terminal.js';
@@ -41,11 +40,6 @@ async function runApiCommand<A>(parse: () => A, work: (session: ApiSession, args
   }
 }
 
-function output(session: ApiSession, flags: JsonFlag, value: unknown, human: () => string[]): void {
-  if (flags.json) printJson(value, session.secrets);
-  else printLines(human(), session.secrets);
-}
-
 export function registerApiCommands(program: Command): void {
   program
     .command('quote')
@@ -58,7 +52,7 @@ export function registerApiCommands(program: Command): void {
         () => ({ symbol: parseSymbol(symbol), amount: parseAmount(amountText) }),
         async (session, args) => {
           const quote = await session.client.getQuote(args);
-          output(session, flags, quote, () => renderRecord(quote));
+          printResult(flags.json, quote, () => renderRecord(quote), session.secrets);
         },
       ),
     );
@@ -72,7 +66,7 @@ export function registerApiCommands(program: Command): void {
         () => undefined,
         async (session) => {
           const balance = await session.client.getBalance();
-          output(session, flags, balance, () => renderRecord(balance));
+          printResult(flags.json, balance, () => renderRecord(balance), session.secrets);
         },
       ),
     );
@@ -103,15 +97,20 @@ export function registerApiCommands(program: Command): void {
           }),
           async (session, args) => {
             const page = await session.client.listOrders(args);
-            output(session, flags, page, () => [
-              ...renderTable(
-                ['id', 'status', 'symbol', 'amount', 'price', 'timestamp', 'quoteId'],
-                page.data.map((o) =>
-                  [o.id, o.status, o.symbol, o.amount, o.price, o.timestamp, o.quoteId].map(cell),
+            printResult(
+              flags.json,
+              page,
+              () => [
+                ...renderTable(
+                  ['id', 'status', 'symbol', 'amount', 'price', 'timestamp', 'quoteId'],
+                  page.data.map((o) =>
+                    [o.id, o.status, o.symbol, o.amount, o.price, o.timestamp, o.quoteId].map(cell),
+                  ),
                 ),
-              ),
-              pageLine(page.pagination, 'order'),
-            ]);
+                pageLine(page.pagination, 'order'),
+              ],
+              session.secrets,
+            );
           },
         ),
     );
@@ -133,7 +132,7 @@ export function registerApiCommands(program: Command): void {
               name === 'order'
                 ? await session.client.getOrder(orderId)
                 : await session.client.getTracking(orderId);
-            output(session, flags, record, () => renderRecord(record));
+            printResult(flags.json, record, () => renderRecord(record), session.secrets);
           },
         ),
       );
@@ -155,7 +154,7 @@ function registerWebhookCommands(program: Command): void {
         () => undefined,
         async (session) => {
           const config = await session.client.getWebhookConfig();
-          output(session, flags, config, () => configLines(config));
+          printResult(flags.json, config, () => configLines(config), session.secrets);
         },
       ),
     );
@@ -176,7 +175,7 @@ function registerWebhookCommands(program: Command): void {
         }),
         async (session, args) => {
           const config = await session.client.setWebhookConfig(args);
-          output(session, flags, config, () => configLines(config));
+          printResult(flags.json, config, () => configLines(config), session.secrets);
         },
       ),
     );
@@ -203,15 +202,20 @@ function registerWebhookCommands(program: Command): void {
             kind === undefined
               ? await session.client.getAllWebhookLogs({ page, pageSize: limit })
               : await session.client.getWebhookLogs(kind, { page, limit });
-          output(session, flags, logs, () => [
-            ...renderTable(
-              ['createdAt', 'event', 'attempt', 'status', 'success', 'url'],
-              logs.data.map((e) =>
-                [e.createdAt, e.methodId, e.attempt, e.statusCode, e.success, e.url].map(cell),
+          printResult(
+            flags.json,
+            logs,
+            () => [
+              ...renderTable(
+                ['createdAt', 'event', 'attempt', 'status', 'success', 'url'],
+                logs.data.map((e) =>
+                  [e.createdAt, e.methodId, e.attempt, e.statusCode, e.success, e.url].map(cell),
+                ),
               ),
-            ),
-            pageLine(logs.pagination, 'entry', 'entries'),
-          ]);
+              pageLine(logs.pagination, 'entry', 'entries'),
+            ],
+            session.secrets,
+          );
         },
       ),
     );

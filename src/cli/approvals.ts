@@ -16,8 +16,7 @@ import {
   parseAmount,
   parseInstant,
   printErrorLine,
-  printJson,
-  printLines,
+  printResult,
   renderRecord,
   renderTable,
 } from './terminal.js';
@@ -35,8 +34,7 @@ export function registerApprovalCommands(program: Command): void {
     .action((flags: { json?: boolean }) =>
       withControl(async (control) => {
         const parked = await control.listParked();
-        if (flags.json) printJson(parked.map(parkedView), []);
-        else printLines(parkedTable(parked), []);
+        printResult(flags.json, parked.map(parkedView), () => parkedTable(parked), []);
       }),
     );
 
@@ -64,16 +62,16 @@ export function registerApprovalCommands(program: Command): void {
           approversRequired: result.approversRequired,
           approvedMaxPrice: result.approvedMaxPrice,
         };
-        if (flags.json) printJson(view, []);
-        else
-          printLines(
-            [
-              result.approvedMaxPrice === null
-                ? `cycle ${cycleId}: approved by ${person} (${result.approvedBy.length} of ${result.approversRequired})`
-                : `cycle ${cycleId}: approved; a worker buys it at a fresh quote of at most ${cell(result.approvedMaxPrice)}`,
-            ],
-            [],
-          );
+        printResult(
+          flags.json,
+          view,
+          () => [
+            result.approvedMaxPrice === null
+              ? `cycle ${cycleId}: approved by ${person} (${result.approvedBy.length} of ${result.approversRequired})`
+              : `cycle ${cycleId}: approved; a worker buys it at a fresh quote of at most ${cell(result.approvedMaxPrice)}`,
+          ],
+          [],
+        );
       }),
     );
 
@@ -90,8 +88,12 @@ export function registerApprovalCommands(program: Command): void {
         const person = await declaredPerson(flags.by);
         const reason = required('--reason', flags.reason);
         const cycle = await control.reject(cycleId, person, reason);
-        if (flags.json) printJson({ cycleId, state: cycle.state, reason }, []);
-        else printLines([`cycle ${cycleId}: rejected by ${person}`], []);
+        printResult(
+          flags.json,
+          { cycleId, state: cycle.state, reason },
+          () => [`cycle ${cycleId}: rejected by ${person}`],
+          [],
+        );
       }),
     );
 
@@ -176,9 +178,10 @@ export function registerApprovalCommands(program: Command): void {
     .action((flags: { json?: boolean }) =>
       withControl(async (control) => {
         const envelopes = await control.listEnvelopes();
-        if (flags.json) printJson(envelopes, []);
-        else
-          printLines(
+        printResult(
+          flags.json,
+          envelopes,
+          () =>
             renderTable(
               [
                 'id',
@@ -209,8 +212,8 @@ export function registerApprovalCommands(program: Command): void {
                 e.approvedBy.join(', ') || '-',
               ]),
             ),
-            [],
-          );
+          [],
+        );
       }),
     );
 }
@@ -238,8 +241,7 @@ function stateOf(envelope: Envelope): string {
 }
 
 function printEnvelope(envelope: Envelope, json: boolean | undefined, line: string): void {
-  if (json) printJson(envelope, []);
-  else printLines([line, ...renderRecord({ state: stateOf(envelope), ...envelope })], []);
+  printResult(json, envelope, () => [line, ...renderRecord({ state: stateOf(envelope), ...envelope })], []);
 }
 
 function parkedView(parked: ParkedCycle) {

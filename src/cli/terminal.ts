@@ -28,6 +28,17 @@ export function printLines(lines: readonly string[], secrets: readonly string[])
   process.stdout.write(`${scrubSecrets(lines.map(printable).join('\n'), secrets)}\n`);
 }
 
+/** The value as one JSON document with --json, else the lines `human` renders (rendered only then). */
+export function printResult(
+  json: boolean | undefined,
+  value: unknown,
+  human: () => readonly string[],
+  secrets: readonly string[],
+): void {
+  if (json) printJson(value, secrets);
+  else printLines(human(), secrets);
+}
+
 /** `key  value` lines for a record, nested keys dotted, keys aligned. */
 export function renderRecord(record: object): string[] {
   const pairs: [string, string][] = [];

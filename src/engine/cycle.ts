@@ -180,7 +180,7 @@ async function driveCycle(
     });
     return;
   }
-  await placeWithFreshQuotes(context, strategy, record, inputs, timing, approval);
+  await placeWithFreshQuotes({ context, strategy, record, inputs, timing, approval });
 }
 
 function reasonOfError(error: unknown): EngineReason {

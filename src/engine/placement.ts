@@ -40,18 +40,22 @@ interface GiveUp {
   errorMessage: string;
 }
 
-export async function placeWithFreshQuotes(
-  context: EngineContext,
-  strategy: Strategy,
-  record: CycleRecord,
-  inputs: CycleInputs,
-  timing: CycleTiming,
-  approval: ApprovalState,
-): Promise<void> {
+/** One cycle's placement: what every quote attempt of the slot reads and records. */
+export interface Placement {
+  context: EngineContext;
+  strategy: Strategy;
+  record: CycleRecord;
+  inputs: CycleInputs;
+  timing: CycleTiming;
+  approval: ApprovalState;
+}
+
+export async function placeWithFreshQuotes(placement: Placement): Promise<void> {
+  const { context, strategy, record, timing } = placement;
   const maxQuotes = 1 + context.settings.maxFreshQuotes;
   for (let quoteNumber = 1; ; quoteNumber++) {
     timing.quotes = quoteNumber;
-    const gaveUp = await attemptWithOneQuote(context, strategy, record, inputs, timing, approval);
+    const gaveUp = await attemptWithOneQuote(placement);
     if (gaveUp === undefined) return;
     if (quoteNumber >= maxQuotes) {
       await record.move('failed', {
@@ -68,14 +72,8 @@ export async function placeWithFreshQuotes(
   }
 }
 
-async function attemptWithOneQuote(
-  context: EngineContext,
-  strategy: Strategy,
-  record: CycleRecord,
-  inputs: CycleInputs,
-  timing: CycleTiming,
-  approval: ApprovalState,
-): Promise<GiveUp | undefined> {
+async function attemptWithOneQuote(placement: Placement): Promise<GiveUp | undefined> {
+  const { context, strategy, record, inputs, timing, approval } = placement;
   const { clock, metrics, settings } = context;
   const client = context.tradingClient ?? context.client;
   const requestedAt = clock();

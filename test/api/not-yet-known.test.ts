@@ -5,16 +5,10 @@
  * malformed non-empty value is still refused with its field named.
  */
 import { pack } from 'msgpackr';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ApiBadResponseError,
-  createPurchaseClient,
-  type PurchaseClient,
-  parseWebhookEvent,
-  type WireFormat,
-} from '../../src/api/index.js';
+import { describe, expect, it } from 'vitest';
+import { ApiBadResponseError, parseWebhookEvent, type WireFormat } from '../../src/api/index.js';
 import { FORMATS, rejectionOf } from './support/harness.js';
-import { type RawServer, startRawServer } from './support/raw-server.js';
+import { clientAnsweredWith } from './support/raw-server.js';
 
 const WITHDRAWAL = {
   type: 'crypto',
@@ -49,28 +43,9 @@ const OPTIONAL_FIELDS = [
   { field: 'finishedAt', malformed: 'tomorrow' },
 ] as const;
 
-const MEDIA_TYPE: Record<WireFormat, string> = { json: 'application/json', msgpack: 'application/msgpack' };
-
-let raw: RawServer | undefined;
-let client: PurchaseClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  await raw?.close();
-  [raw, client] = [undefined, undefined];
-});
-
 async function trackingFrom(format: WireFormat, body: unknown) {
-  raw = await startRawServer((_request, response) => {
-    const bytes = format === 'json' ? JSON.stringify(body) : pack(body);
-    response.writeHead(200, { 'content-type': MEDIA_TYPE[format] }).end(bytes);
-  });
-  client = createPurchaseClient({
-    baseUrl: raw.url,
-    token: 'empty-token',
-    format,
-    retry: { maxAttempts: 1 },
-  });
-  return client.getTracking('o-1');
+  const bytes = format === 'json' ? JSON.stringify(body) : pack(body);
+  return (await clientAnsweredWith(format, bytes, 'empty-token')).getTracking('o-1');
 }
 
 describe.each(FORMATS)('tracking record (%s)', (format) => {

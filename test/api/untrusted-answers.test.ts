@@ -5,8 +5,8 @@
  * the bomb took before (seconds of one blocked event loop).
  */
 import { Packr, pack } from 'msgpackr';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createPurchaseClient, type PurchaseClient, type WireFormat } from '../../src/api/index.js';
+import { describe, expect, it } from 'vitest';
+import type { WireFormat } from '../../src/api/index.js';
 import {
   deeplyNestedJson,
   deeplyNestedMsgpack,
@@ -14,7 +14,7 @@ import {
   msgpackReferenceBomb,
 } from '../support/body-bombs.js';
 import { rejectionOf } from './support/harness.js';
-import { type RawServer, startRawServer } from './support/raw-server.js';
+import { clientAnsweredWith } from './support/raw-server.js';
 
 const BOMB_TIMEOUT_MS = 3_000;
 
@@ -26,22 +26,8 @@ const TRACKING = {
   withdrawnAmount: 0,
   withdrawal: null,
 };
-const MEDIA_TYPE: Record<WireFormat, string> = { json: 'application/json', msgpack: 'application/msgpack' };
-
-let raw: RawServer | undefined;
-let client: PurchaseClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  await raw?.close();
-  [raw, client] = [undefined, undefined];
-});
-
 async function trackingAnswer(format: WireFormat, body: Buffer | string) {
-  raw = await startRawServer((_request, response) => {
-    response.writeHead(200, { 'content-type': MEDIA_TYPE[format] }).end(body);
-  });
-  client = createPurchaseClient({ baseUrl: raw.url, token: 'bomb-token', format, retry: { maxAttempts: 1 } });
-  return rejectionOf(client.getTracking('o-1'));
+  return rejectionOf((await clientAnsweredWith(format, body, 'bomb-token')).getTracking('o-1'));
 }
 
 describe('hostile answers of the service', () => {
@@ -124,11 +110,7 @@ describe('hostile answers of the service', () => {
       expectedAmount: `1${'0'.repeat(39)}`,
       extra: [[[{ at: new Date(0) }]]],
     });
-    raw = await startRawServer((_request, response) => {
-      response.writeHead(200, { 'content-type': MEDIA_TYPE.msgpack }).end(body);
-    });
-    client = createPurchaseClient({ baseUrl: raw.url, token: 'bomb-token', format: 'msgpack' });
-    const tracking = await client.getTracking('o-1');
+    const tracking = await (await clientAnsweredWith('msgpack', body, 'bomb-token')).getTracking('o-1');
     expect(tracking.expectedAmount.toFixed()).toBe(`1${'0'.repeat(39)}`);
   });
 });

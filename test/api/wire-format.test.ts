@@ -11,14 +11,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient, type WireFormat } from '../../src/api/index.js';
 import { toDecimalText } from '../../src/money.js';
 import { FORMATS, rejectionOf } from './support/harness.js';
-import { type RawServer, startRawServer } from './support/raw-server.js';
+import { MEDIA_TYPE, type RawServer, startRawServer } from './support/raw-server.js';
 
 /** Read here, not from the code under test: the User-Agent must carry the package's version. */
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
-
-const MEDIA_TYPE: Record<WireFormat, string> = { json: 'application/json', msgpack: 'application/msgpack' };
 
 const ORDER = {
   id: 'o-1',

@@ -13,7 +13,6 @@ import {
 import { lockKeyOfIntent } from '../../src/db/repositories/intent.js';
 import {
   type EngineContext,
-  KillSwitch,
   Maintenance,
   recordStrategiesSeen,
   resolveStrategyVersions,
@@ -25,7 +24,14 @@ import {
   type Strategy,
   strategyHash,
 } from '../../src/strategy/index.js';
-import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
+import {
+  d,
+  type EngineBench,
+  freshSlot,
+  replicaOn,
+  startEngineBench,
+  strategy,
+} from '../engine/support/harness.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
 /**
@@ -64,7 +70,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     nameCount += 1;
     return strategy({
       name: `approval-${nameCount}`,
-      approval: { required: 'always', approvers: 2, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      approval: approvalBy(2),
       ...overrides,
     });
   }
@@ -72,19 +78,10 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
   const quoteRequests = () => bench.requests.filter((request) => request.operation === 'getQuote').length;
 
   async function activeEnvelope(subject: Strategy, limits: { maxOrder: string; maxTotal: string }) {
-    await recordStrategiesSeen(bench.context, [subject]);
-    const now = Date.now();
-    const envelope = await control.addEnvelope(
-      {
-        strategy: subject.name,
-        maxOrder: d(limits.maxOrder),
-        maxTotal: d(limits.maxTotal),
-        maxPrice: null,
-        validFrom: new Date(now - 60_000),
-        validUntil: new Date(now + 3_600_000),
-      },
-      'carla',
-    );
+    const envelope = await proposeEnvelope(bench, control, subject, 'carla', {
+      maxOrder: d(limits.maxOrder),
+      maxTotal: d(limits.maxTotal),
+    });
     await control.approveEnvelope(envelope.id, 'ana');
     return control.approveEnvelope(envelope.id, 'bruno');
   }
@@ -110,18 +107,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
 
   it('counts neither the creator nor the same person twice towards an envelope', async () => {
     const subject = guarded();
-    await recordStrategiesSeen(bench.context, [subject]);
-    const envelope = await control.addEnvelope(
-      {
-        strategy: subject.name,
-        maxOrder: d('150.00'),
-        maxTotal: d('1000.00'),
-        maxPrice: null,
-        validFrom: new Date(Date.now() - 60_000),
-        validUntil: new Date(Date.now() + 3_600_000),
-      },
-      'carla',
-    );
+    const envelope = await proposeEnvelope(bench, control, subject, 'carla');
     await expect(control.approveEnvelope(envelope.id, 'carla')).rejects.toMatchObject({
       code: 'APPROVER_IS_REQUESTER',
     });
@@ -219,7 +205,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
 
   it('expires a parked cycle past its timeout in the maintenance pass', async () => {
     const subject = guarded({
-      approval: { required: 'always', approvers: 1, timeoutMs: 60_000, priceTolerancePct: d('0.5') },
+      approval: approvalBy(1, 60_000),
     });
     const report = await bench.run(subject, freshSlot());
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
@@ -234,7 +220,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
 
   it('expires an approved cycle that no replica running its strategy claimed before the deadline', async () => {
     const subject = guarded({
-      approval: { required: 'always', approvers: 1, timeoutMs: 60_000, priceTolerancePct: d('0.5') },
+      approval: approvalBy(1, 60_000),
     });
     const report = await bench.run(subject, freshSlot());
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
@@ -256,7 +242,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
 
   it('skips an approved cycle whose fresh quote is above the approved maximum price, with the reason', async () => {
     const subject = guarded({
-      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      approval: approvalBy(1),
     });
     const report = await bench.run(subject, freshSlot());
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
@@ -361,18 +347,7 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
       code: 'ALREADY_APPROVED_BY_PERSON',
     });
     expect((await bench.database.cycles.get(cycleId))?.state).toBe('awaiting_approval');
-    await recordStrategiesSeen(bench.context, [subject]);
-    const envelope = await control.addEnvelope(
-      {
-        strategy: subject.name,
-        maxOrder: d('150.00'),
-        maxTotal: d('1000.00'),
-        maxPrice: null,
-        validFrom: new Date(Date.now() - 60_000),
-        validUntil: new Date(Date.now() + 3_600_000),
-      },
-      'Carla',
-    );
+    const envelope = await proposeEnvelope(bench, control, subject, 'Carla');
     expect(envelope.createdBy).toBe('carla');
     await expect(control.approveEnvelope(envelope.id, 'CARLA')).rejects.toMatchObject({
       code: 'APPROVER_IS_REQUESTER',
@@ -411,18 +386,7 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
 
     // An envelope two people approved: disabling one makes it cover nothing until another approves.
     const covered = guarded();
-    await recordStrategiesSeen(bench.context, [covered]);
-    const envelope = await control.addEnvelope(
-      {
-        strategy: covered.name,
-        maxOrder: d('150.00'),
-        maxTotal: d('1000.00'),
-        maxPrice: null,
-        validFrom: new Date(Date.now() - 60_000),
-        validUntil: new Date(Date.now() + 3_600_000),
-      },
-      'gil',
-    );
+    const envelope = await proposeEnvelope(bench, control, covered, 'gil');
     await control.approveEnvelope(envelope.id, 'ivo');
     expect((await control.approveEnvelope(envelope.id, 'joao')).activeAt).not.toBeNull();
     await people.disable('joao', 'admin');
@@ -431,20 +395,9 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
 
   it('holds an envelope to the strategy’s approver count now when it was raised after the envelope', async () => {
     const one = guarded({
-      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      approval: approvalBy(1),
     });
-    await recordStrategiesSeen(bench.context, [one]);
-    const envelope = await control.addEnvelope(
-      {
-        strategy: one.name,
-        maxOrder: d('150.00'),
-        maxTotal: d('1000.00'),
-        maxPrice: null,
-        validFrom: new Date(Date.now() - 60_000),
-        validUntil: new Date(Date.now() + 3_600_000),
-      },
-      'carla',
-    );
+    const envelope = await proposeEnvelope(bench, control, one, 'carla');
     expect(envelope.approversRequired).toBe(1);
     expect((await control.approveEnvelope(envelope.id, 'ana')).activeAt).not.toBeNull();
     // The strategy now wants two people: the envelope one approved covers nothing until a second approves it.
@@ -456,19 +409,7 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
 
   /** An envelope of `subject` approved by two people, with `overrides` of its limits and window. */
   async function envelopeWith(subject: Strategy, overrides: Partial<EnvelopeInput>) {
-    await recordStrategiesSeen(bench.context, [subject]);
-    const envelope = await control.addEnvelope(
-      {
-        strategy: subject.name,
-        maxOrder: d('150.00'),
-        maxTotal: d('1000.00'),
-        maxPrice: null,
-        validFrom: new Date(Date.now() - 60_000),
-        validUntil: new Date(Date.now() + 3_600_000),
-        ...overrides,
-      },
-      'carla',
-    );
+    const envelope = await proposeEnvelope(bench, control, subject, 'carla', overrides);
     await control.approveEnvelope(envelope.id, 'ana');
     const active = await control.approveEnvelope(envelope.id, 'bruno');
     expect(active.activeAt).not.toBeNull();
@@ -522,6 +463,47 @@ describe('who may approve', () => {
   });
 });
 
+/** A strategy's approval settings: every order needs `approvers` people, who have `timeoutMs` to decide. */
+function approvalBy(approvers: number, timeoutMs = 3_600_000) {
+  return { required: 'always' as const, approvers, timeoutMs, priceTolerancePct: d('0.5') };
+}
+
+/**
+ * An envelope for `subject` (recorded as seen first, as a worker would have) proposed by `by`: orders up to
+ * 150.00, 1000.00 in all, no price limit, open from a minute ago for an hour, unless `overrides` say otherwise.
+ */
+async function proposeEnvelope(
+  bench: EngineBench,
+  control: ApprovalControl,
+  subject: Strategy,
+  by: string,
+  overrides: Partial<EnvelopeInput> = {},
+) {
+  await recordStrategiesSeen(bench.context, [subject]);
+  return control.addEnvelope(
+    {
+      strategy: subject.name,
+      maxOrder: d('150.00'),
+      maxTotal: d('1000.00'),
+      maxPrice: null,
+      validFrom: new Date(Date.now() - 60_000),
+      validUntil: new Date(Date.now() + 3_600_000),
+      ...overrides,
+    },
+    by,
+  );
+}
+
+/** Runs a cycle of `subject` that parks for approval, and returns it as the queue lists it. */
+async function parkOne(bench: EngineBench, control: ApprovalControl, subject: Strategy) {
+  await recordStrategiesSeen(bench.context, [subject]);
+  const parked = await runCycle(bench.context, { strategy: subject, slot: freshSlot(), trigger: 'schedule' });
+  expect(parked.outcome).toBe('awaiting-approval');
+  const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+  expect(waiting).toBeDefined();
+  return waiting!;
+}
+
 /** Ends the cycle's approval window one second ago by the database's clock, which decides deadlines. */
 async function endApprovalWindow(database: Database, cycleId: number) {
   await database.withReservedConnection((connection) =>
@@ -561,17 +543,7 @@ describe('two replicas racing for the last room in an envelope', () => {
     });
     second = bench.test.url ? await openDatabase({ url: bench.test.url, maxConnections: 5 }) : bench.database;
     await addPeople(bench.database, APPROVERS);
-    replicaB = {
-      ...bench.context,
-      database: second,
-      replicaId: 'replica-b',
-      killSwitch: new KillSwitch({
-        control: second.control,
-        cacheMs: 1_000,
-        clock: bench.context.clock,
-        metrics: bench.metrics,
-      }),
-    };
+    replicaB = replicaOn(bench, second);
   });
   afterAll(async () => {
     if (second !== bench.database) await second.close();
@@ -583,21 +555,10 @@ describe('two replicas racing for the last room in an envelope', () => {
     for (let round = 0; round < 5; round++) {
       const subject = strategy({
         name: `envelope-race-${round}`,
-        approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+        approval: approvalBy(1),
       });
-      await recordStrategiesSeen(bench.context, [subject]);
-      const envelope = await control.addEnvelope(
-        {
-          strategy: subject.name,
-          maxOrder: d('150.00'),
-          // Room for one order of about 100.00, not two.
-          maxTotal: d('150.00'),
-          maxPrice: null,
-          validFrom: new Date(Date.now() - 60_000),
-          validUntil: new Date(Date.now() + 3_600_000),
-        },
-        'carla',
-      );
+      // Room for one order of about 100.00, not two.
+      const envelope = await proposeEnvelope(bench, control, subject, 'carla', { maxTotal: d('150.00') });
       await control.approveEnvelope(envelope.id, 'ana');
       const slot = freshSlot();
       const reports = await Promise.all([
@@ -617,16 +578,9 @@ describe('two replicas racing for the last room in an envelope', () => {
     const control = createApprovalControl(bench.database);
     const subject = strategy({
       name: 'approved-at-once',
-      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      approval: approvalBy(1),
     });
-    await recordStrategiesSeen(bench.context, [subject]);
-    const parked = await runCycle(bench.context, {
-      strategy: subject,
-      slot: freshSlot(),
-      trigger: 'schedule',
-    });
-    expect(parked.outcome).toBe('awaiting-approval');
-    const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+    const waiting = await parkOne(bench, control, subject);
     // Both replicas running, their maintenance passes 30 s apart (the default): only the approval wakes them.
     const replicas = [bench.context, replicaB].map(
       (context) => new Maintenance(context, { strategies: () => [subject] }),
@@ -641,7 +595,7 @@ describe('two replicas racing for the last room in an envelope', () => {
         };
       });
       const approvedAt = performance.now();
-      await control.approve(waiting!.cycle.id, 'ana');
+      await control.approve(waiting.cycle.id, 'ana');
       const orderedAt = await Promise.race([
         ordered,
         new Promise<number>((resolve) => setTimeout(resolve, 5_000, Number.NaN)),
@@ -651,7 +605,7 @@ describe('two replicas racing for the last room in an envelope', () => {
       bench.onRequest = undefined;
       await Promise.all(replicas.map((replica) => replica.stop()));
     }
-    const cycle = await bench.database.cycles.get(waiting!.cycle.id);
+    const cycle = await bench.database.cycles.get(waiting.cycle.id);
     expect(cycle?.state).toBe('placed');
     expect(bench.sandbox.ledger().filter((order) => order.quoteId === cycle!.quoteId)).toHaveLength(1);
   });
@@ -660,17 +614,10 @@ describe('two replicas racing for the last room in an envelope', () => {
     const control = createApprovalControl(bench.database);
     const subject = strategy({
       name: 'approved-race',
-      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      approval: approvalBy(1),
     });
-    await recordStrategiesSeen(bench.context, [subject]);
-    const parked = await runCycle(bench.context, {
-      strategy: subject,
-      slot: freshSlot(),
-      trigger: 'schedule',
-    });
-    expect(parked.outcome).toBe('awaiting-approval');
-    const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
-    await control.approve(waiting!.cycle.id, 'ana');
+    const waiting = await parkOne(bench, control, subject);
+    await control.approve(waiting.cycle.id, 'ana');
     const passes = await Promise.all(
       [bench.context, replicaB].map((context) =>
         new Maintenance(context, { strategies: () => [subject] }).runOnce(),
@@ -719,20 +666,9 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')(
     async function envelopeOf(): Promise<{ subject: Strategy; envelopeId: number }> {
       const subject = strategy({
         name: `revoke-race-${++count}`,
-        approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+        approval: approvalBy(1),
       });
-      await recordStrategiesSeen(bench.context, [subject]);
-      const envelope = await control.addEnvelope(
-        {
-          strategy: subject.name,
-          maxOrder: d('150.00'),
-          maxTotal: d('1000.00'),
-          maxPrice: null,
-          validFrom: new Date(Date.now() - 60_000),
-          validUntil: new Date(Date.now() + 3_600_000),
-        },
-        'carla',
-      );
+      const envelope = await proposeEnvelope(bench, control, subject, 'carla');
       await control.approveEnvelope(envelope.id, 'ana');
       return { subject, envelopeId: envelope.id };
     }
@@ -866,7 +802,7 @@ describe.each(testBackends())('a replica 60 s behind the database on %s', (backe
   const subject = () =>
     strategy({
       name: `behind-${++count}`,
-      approval: { required: 'always', approvers: 1, timeoutMs: 3_600_000, priceTolerancePct: d('0.5') },
+      approval: approvalBy(1),
     });
   const query = (text: string) =>
     bench.database.withReservedConnection((connection) => connection.query(text));
@@ -922,19 +858,11 @@ describe.each(testBackends())('a replica 60 s behind the database on %s', (backe
 
   it('charges no envelope past its window', async () => {
     const of = subject();
-    await recordStrategiesSeen(bench.context, [of]);
     // By the replica's clock the envelope still runs for 50 s; by the database's it ended 10 s ago.
-    const envelope = await control.addEnvelope(
-      {
-        strategy: of.name,
-        maxOrder: d('150.00'),
-        maxTotal: d('1000.00'),
-        maxPrice: null,
-        validFrom: new Date(Date.now() - 3_600_000),
-        validUntil: new Date(Date.now() - 10_000),
-      },
-      'carla',
-    );
+    const envelope = await proposeEnvelope(bench, control, of, 'carla', {
+      validFrom: new Date(Date.now() - 3_600_000),
+      validUntil: new Date(Date.now() - 10_000),
+    });
     await control.approveEnvelope(envelope.id, 'ana');
     expect((await bench.run(of, freshSlot())).outcome).toBe('awaiting-approval');
   });

@@ -3,12 +3,11 @@ import { type Database, openDatabase } from '../../src/db/index.js';
 import {
   type CycleReport,
   type EngineContext,
-  KillSwitch,
   recordStrategiesSeen,
   runCycle,
 } from '../../src/engine/index.js';
 import type { Strategy } from '../../src/strategy/index.js';
-import { d, type EngineBench, startEngineBench, strategy } from './support/harness.js';
+import { d, type EngineBench, replicaOn, startEngineBench, strategy } from './support/harness.js';
 
 const ROUNDS = 10;
 
@@ -35,17 +34,7 @@ describe('budgets and cooldowns under concurrent cycles of one strategy', () => 
     second = bench.test.url
       ? await openDatabase({ url: bench.test.url, maxConnections: 5, clock: () => now })
       : bench.database;
-    replicaB = {
-      ...bench.context,
-      database: second,
-      replicaId: 'replica-b',
-      killSwitch: new KillSwitch({
-        control: second.control,
-        cacheMs: 1_000,
-        clock: bench.context.clock,
-        metrics: bench.metrics,
-      }),
-    };
+    replicaB = replicaOn(bench, second);
   });
   afterAll(async () => {
     if (second !== bench.database) await second.close();

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openConsoleStore, openDatabase } from '../../src/db/index.js';
-import { type EngineContext, KillSwitch, type ReloadResult, Worker } from '../../src/engine/index.js';
-import { d, type EngineBench, engineSettings, startEngineBench } from './support/harness.js';
+import { type EngineContext, type ReloadResult, Worker } from '../../src/engine/index.js';
+import { d, type EngineBench, engineSettings, replicaOn, startEngineBench } from './support/harness.js';
 
 const NAME = 'governed-dca';
 /** Once a year (1 January, 10:00 UTC): the scheduler's catch-up sweep never fires it during the test. */
@@ -152,17 +152,7 @@ describe('a version approved while two replicas run', () => {
     folder = await mkdtemp(join(tmpdir(), 'tb-versions-'));
     file = join(folder, 'strategies.yaml');
     await writeFile(file, documentWith('100.00'));
-    const replicaB: EngineContext = {
-      ...bench.context,
-      database: second,
-      replicaId: 'replica-b',
-      killSwitch: new KillSwitch({
-        control: second.control,
-        cacheMs: 1_000,
-        clock: bench.context.clock,
-        metrics: bench.metrics,
-      }),
-    };
+    const replicaB: EngineContext = replicaOn(bench, second);
     workers = [bench.context, replicaB].map(
       (context) =>
         new Worker(context, {

@@ -5,10 +5,16 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { findMigrationsFolder, migrate } from '../../src/db/index.js';
-import { createApiObserver, createReadiness, KillSwitch, type Readiness } from '../../src/engine/index.js';
+import {
+  type ApiObserver,
+  createApiObserver,
+  createReadiness,
+  KillSwitch,
+  type Readiness,
+} from '../../src/engine/index.js';
 import { createHttpServer, listen, type ReadinessReport } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createMetrics } from '../../src/observability/metrics.js';
+import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -18,6 +24,28 @@ const quiet = () =>
 async function readyz(baseUrl: string) {
   const response = await fetch(`${baseUrl}/readyz`);
   return { status: response.status, body: (await response.json()) as ReadinessReport };
+}
+
+/**
+ * The worker's readiness checks over the test database and the client, by `clock`. serviceFreshMs 0: every
+ * check asks the service, so its loss shows at the next check.
+ */
+function readinessOver(
+  test: TestDatabase,
+  client: PurchaseClient,
+  { metrics, observer, clock }: { metrics: Metrics; observer: ApiObserver; clock: () => Date },
+): Readiness {
+  const killSwitch = new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics });
+  return createReadiness({
+    database: test.database,
+    client,
+    observer,
+    killSwitch,
+    clock,
+    metrics,
+    settings: { databaseTimeoutMs: 2_000, databaseClockSkewMs: 2_000 },
+    serviceFreshMs: 0,
+  });
 }
 
 /**
@@ -48,19 +76,7 @@ describe('/readyz', () => {
         observer.onRequest(event);
       },
     });
-    const clock = () => new Date();
-    const killSwitch = new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics });
-    // serviceFreshMs 0: every check asks the service, so its loss shows at the next check.
-    readiness = createReadiness({
-      database: test.database,
-      client,
-      observer,
-      killSwitch,
-      clock,
-      metrics,
-      settings: { databaseTimeoutMs: 2_000, databaseClockSkewMs: 2_000 },
-      serviceFreshMs: 0,
-    });
+    readiness = readinessOver(test, client, { metrics, observer, clock: () => new Date() });
     http = createHttpServer({ metrics, logger: quiet(), readiness: readiness.report });
     baseUrl = `http://127.0.0.1:${await listen(http, '127.0.0.1', 0)}`;
   });
@@ -194,17 +210,10 @@ describe('/readyz with a clock off the database’s', () => {
   async function checkWith(offsetMs: number) {
     const metrics = createMetrics({ defaultMetrics: false });
     const observer = createApiObserver(metrics);
-    const clock = () => new Date(Date.now() + offsetMs);
-    const killSwitch = new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics });
-    const readiness = createReadiness({
-      database: test.database,
-      client,
-      observer,
-      killSwitch,
-      clock,
+    const readiness = readinessOver(test, client, {
       metrics,
-      settings: { databaseTimeoutMs: 2_000, databaseClockSkewMs: 2_000 },
-      serviceFreshMs: 0,
+      observer,
+      clock: () => new Date(Date.now() + offsetMs),
     });
     await readiness.refresh();
     const skew = (await metrics.registry.getSingleMetric('treasury_database_clock_skew_seconds')?.get())

@@ -7,14 +7,21 @@
 import { pack } from 'msgpackr';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTracker, createWebhookReceiver, type WebhookReceiver } from '../../src/tracking/index.js';
+import type { WebhookReceiver } from '../../src/tracking/index.js';
 import {
   deeplyNestedJson,
   deeplyNestedMsgpack,
   LONG_JSON_NUMBER,
   msgpackReferenceBomb,
 } from '../support/body-bombs.js';
-import { type Bench, SECRET, startBench, startHttp, storedPayloads } from './support/harness.js';
+import {
+  type Bench,
+  type ReceiverListener,
+  SECRET,
+  startBench,
+  startReceiver,
+  storedPayloads,
+} from './support/harness.js';
 
 const BOMB_TIMEOUT_MS = 3_000;
 const RETRY_WINDOW_MS = 60_000;
@@ -22,10 +29,10 @@ const RETRY_WINDOW_MS = 60_000;
 describe('webhook receiver against hostile bodies', () => {
   let bench: Bench;
   let receiver: WebhookReceiver;
-  let http: Awaited<ReturnType<typeof startHttp>>;
+  let listener: ReceiverListener;
 
   const post = async (body: string | Buffer, contentType: string) => {
-    const response = await request(`${http.url}/webhooks/${encodeURIComponent(SECRET)}`, {
+    const response = await request(`${listener.url}/webhooks/${encodeURIComponent(SECRET)}`, {
       method: 'POST',
       headers: { 'content-type': contentType },
       body,
@@ -48,17 +55,13 @@ describe('webhook receiver against hostile bodies', () => {
 
   beforeAll(async () => {
     bench = await startBench();
-    const settings = bench.settings({
-      poll: { enabled: false },
+    listener = await startReceiver(bench, {
       receiver: { unknownOrderRetryMs: RETRY_WINDOW_MS, bodyLimitBytes: 256 * 1024 },
     });
-    const tracker = createTracker({ ...bench, settings });
-    receiver = createWebhookReceiver({ ...bench, tracker, secret: SECRET, settings });
-    http = await startHttp((app) => receiver.register(app));
+    receiver = listener.receiver;
   });
   afterAll(async () => {
-    await http.app.close();
-    await receiver.stop();
+    await listener.close();
     await bench.close();
   });
 

@@ -3,16 +3,25 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTracker, createWebhookReceiver, type WebhookReceiver } from '../../src/tracking/index.js';
 import { createTestDatabase } from '../support/database.js';
-import { type Bench, logged, SECRET, startBench, startHttp, storedPayloads } from './support/harness.js';
+import {
+  type Bench,
+  logged,
+  type ReceiverListener,
+  SECRET,
+  startBench,
+  startHttp,
+  startReceiver,
+  storedPayloads,
+} from './support/harness.js';
 
 describe('webhook receiver', () => {
   let bench: Bench;
   let receiver: WebhookReceiver;
-  let http: Awaited<ReturnType<typeof startHttp>>;
+  let listener: ReceiverListener;
   const answers: string[] = [];
 
   const post = async (body: string | Buffer, contentType: string, secret = SECRET) => {
-    const response = await request(`${http.url}/webhooks/${encodeURIComponent(secret)}`, {
+    const response = await request(`${listener.url}/webhooks/${encodeURIComponent(secret)}`, {
       method: 'POST',
       headers: { 'content-type': contentType },
       body,
@@ -34,14 +43,11 @@ describe('webhook receiver', () => {
 
   beforeAll(async () => {
     bench = await startBench();
-    const settings = bench.settings({ poll: { enabled: false } });
-    const tracker = createTracker({ ...bench, settings });
-    receiver = createWebhookReceiver({ ...bench, tracker, secret: SECRET, settings });
-    http = await startHttp((app) => receiver.register(app));
+    listener = await startReceiver(bench);
+    receiver = listener.receiver;
   });
   afterAll(async () => {
-    await http.app.close();
-    await receiver.stop();
+    await listener.close();
     await bench.close();
   });
 

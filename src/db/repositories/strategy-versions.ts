@@ -135,6 +135,9 @@ function versionIn(pairs: readonly { strategy: string; version: number }[]) {
   )}))`;
 }
 
+/** The columns that name one version. */
+const versionKey = { strategy: strategyVersions.strategy, version: strategyVersions.version };
+
 /** `column = any(names)`: one array parameter for any number of names. */
 function nameIn(column: typeof strategies.name | typeof strategyVersions.strategy, names: readonly string[]) {
   return sql`${column} = any(${arrayParam(names, 'text')})`;
@@ -161,8 +164,7 @@ export function createStrategyVersionsRepository(
     if (names.length === 0) return byName;
     const rows = await executor
       .select({
-        strategy: strategyVersions.strategy,
-        version: strategyVersions.version,
+        ...versionKey,
         configHash: strategyVersions.configHash,
         approvedAt: strategyVersions.approvedAt,
         running: strategyVersions.running,
@@ -186,8 +188,7 @@ export function createStrategyVersionsRepository(
     if (wanted.length === 0) return contents;
     const rows = await executor
       .select({
-        strategy: strategyVersions.strategy,
-        version: strategyVersions.version,
+        ...versionKey,
         content: strategyVersions.content,
       })
       .from(strategyVersions)
@@ -209,12 +210,7 @@ export function createStrategyVersionsRepository(
     const rows = await executor
       .select({ name: strategies.name, hash: strategies.configHash })
       .from(strategies)
-      .where(
-        nameIn(
-          strategies.name,
-          fresh.map((entry) => entry.name),
-        ),
-      );
+      .where(nameIn(strategies.name, [...hashes.keys()]));
     for (const row of rows) if (hashes.get(row.name) === row.hash) ran.add(row.name);
     return ran;
   };

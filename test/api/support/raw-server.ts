@@ -4,6 +4,13 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
+import { createPurchaseClient, type PurchaseClient, type WireFormat } from '../../../src/api/index.js';
+
+export const MEDIA_TYPE: Record<WireFormat, string> = {
+  json: 'application/json',
+  msgpack: 'application/msgpack',
+};
 
 export interface RawRequest {
   method: string;
@@ -55,6 +62,24 @@ export async function startRawServer(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A client of `format` (one attempt a call) against a raw server that answers every request 200 with `body`
+ * in that format's media type; the test that asks for it closes both when it ends.
+ */
+export async function clientAnsweredWith(
+  format: WireFormat,
+  body: Buffer | string,
+  token: string,
+): Promise<PurchaseClient> {
+  const raw = await startRawServer((_request, response) => {
+    response.writeHead(200, { 'content-type': MEDIA_TYPE[format] }).end(body);
+  });
+  onTestFinished(() => raw.close());
+  const client = createPurchaseClient({ baseUrl: raw.url, token, format, retry: { maxAttempts: 1 } });
+  onTestFinished(() => client.close());
+  return client;
 }
 
 /** Sends the status line, headers and part of a JSON body, then destroys the connection. */

@@ -169,6 +169,21 @@ export function strategy(overrides: Partial<DcaStrategy> = {}): DcaStrategy {
   };
 }
 
+/** Another replica over `database` (on PostgreSQL a pool of its own), with the bench's service, clock and metrics. */
+export function replicaOn(bench: EngineBench, database: Database, replicaId = 'replica-b'): EngineContext {
+  return {
+    ...bench.context,
+    database,
+    replicaId,
+    killSwitch: new KillSwitch({
+      control: database.control,
+      cacheMs: 1_000,
+      clock: bench.context.clock,
+      metrics: bench.metrics,
+    }),
+  };
+}
+
 /** Distinct slots for tests that run one cycle each. */
 let nextSlot = Date.UTC(2030, 0, 1, 10, 0, 0);
 export function freshSlot(): Date {

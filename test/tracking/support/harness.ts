@@ -17,6 +17,7 @@ import {
   type SandboxOptions,
   startSandbox,
 } from '../../../src/sandbox/index.js';
+import { createTracker, createWebhookReceiver, type WebhookReceiver } from '../../../src/tracking/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 
 export const SECRET = 'whsec-Zq8v1TtY3mKp0rLx';
@@ -112,6 +113,31 @@ export async function startHttp(
   register(app);
   const port = await listen(app, '127.0.0.1', 0);
   return { app, url: `http://127.0.0.1:${port}` };
+}
+
+export interface ReceiverListener {
+  receiver: WebhookReceiver;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The webhook receiver over `bench` on a listener of its own: tracking by webhooks alone (polling off). */
+export async function startReceiver(
+  bench: Bench,
+  settingsOverrides: Record<string, unknown> = {},
+): Promise<ReceiverListener> {
+  const settings = bench.settings({ poll: { enabled: false }, ...settingsOverrides });
+  const tracker = createTracker({ ...bench, settings });
+  const receiver = createWebhookReceiver({ ...bench, tracker, secret: SECRET, settings });
+  const http = await startHttp((app) => receiver.register(app));
+  return {
+    receiver,
+    url: http.url,
+    close: async () => {
+      await http.app.close();
+      await receiver.stop();
+    },
+  };
 }
 
 /** Log lines parsed, optionally only those with the given message. */
