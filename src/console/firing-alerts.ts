@@ -171,6 +171,11 @@ export async function alertsFiringNow(
         ? [`${rateAt(f, 'databaseErrors', '', now).toFixed(3)} failed database calls/s`]
         : [],
     ),
+    databaseTimeouts: fromProcess((f) =>
+      heldFor(f, rules.databaseTimeouts.forMs, now, (at) => rateAt(f, 'databaseTimeouts', '', at) > 0)
+        ? [`${rateAt(f, 'databaseTimeouts', '', now).toFixed(3)} database calls/s cut by the time limit`]
+        : [],
+    ),
     notificationsDead: fromProcess((f) =>
       increased(f, 'notificationsDead', now, (channel, n) => `${channel}: ${n} notification(s) given up`),
     ),

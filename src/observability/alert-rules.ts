@@ -134,6 +134,16 @@ export const ALERT_RULES = {
     severity: 'page',
     summary: 'Database errors: cycles fail closed (no orders) until the database answers',
   },
+  databaseTimeouts: {
+    alert: 'TreasuryDatabaseSlow',
+    comment:
+      'A statement cut by the time limit is no outage (its outcome is read back, and the database errors rule\nleaves it out), but a steady stream of them means the database answers too slowly for the quote window.',
+    expr: `sum(rate(treasury_database_timeouts_total[${rate}])) > 0`,
+    forMs: 5 * MINUTE_MS,
+    severity: 'ticket',
+    summary:
+      'Database statements cut by the time limit: cycles take fresh quotes or fail without an order while it stays slow',
+  },
   notificationsDead: {
     alert: 'TreasuryNotificationsDead',
     expr: `sum by (channel) (increase(treasury_notifications_dead_total[${events}])) > 0`,

@@ -14,6 +14,7 @@ export const SAMPLE_MS = 15_000;
 const COUNTERS = {
   apiErrors: { metric: 'apiErrors', by: 'code' },
   databaseErrors: { metric: 'databaseErrors', by: '' },
+  databaseTimeouts: { metric: 'databaseTimeouts', by: '' },
   internalErrors: { metric: 'internalErrors', by: 'where' },
   notificationsDead: { metric: 'notificationsDead', by: 'channel' },
 } as const satisfies Record<string, { metric: keyof Metrics; by: string }>;
@@ -27,6 +28,7 @@ const KEEP_MS = Math.max(
   EVENT_WINDOW_MS,
   RATE_WINDOW_MS + ALERT_RULES.apiErrors.forMs,
   RATE_WINDOW_MS + ALERT_RULES.databaseErrors.forMs,
+  RATE_WINDOW_MS + ALERT_RULES.databaseTimeouts.forMs,
 );
 
 export interface ProcessFacts {

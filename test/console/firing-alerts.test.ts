@@ -209,6 +209,18 @@ describe('console: alerts that fire now', () => {
       expect(firing(await evaluate(now, facts), 'TreasuryApiErrors')).toEqual(['API_SERVER_ERROR: 0.067/s']);
     });
 
+    it('statements cut by the time limit fire the slow-database rule once held for its `for`, not the errors rule', async () => {
+      const { forMs } = ALERT_RULES.databaseTimeouts;
+      const cut = () => metrics.databaseTimeouts.inc({ operation: 'cycle_commit_intent' });
+      await advance(forMs, cut);
+      expect(firing(await evaluate(now, facts), 'TreasuryDatabaseSlow')).toEqual([]);
+      await advance(5 * MINUTE + SAMPLE_MS, cut);
+      expect(firing(await evaluate(now, facts), 'TreasuryDatabaseSlow')).toEqual([
+        '0.067 database calls/s cut by the time limit',
+      ]);
+      expect(firing(await evaluate(now, facts), 'TreasuryDatabaseErrors')).toEqual([]);
+    });
+
     it('an order request of unknown outcome fires for the event window', async () => {
       metrics.apiErrors.inc({ operation: 'createOrder', code: 'OUTCOME_UNKNOWN' });
       await advance(SAMPLE_MS);
