@@ -25,7 +25,9 @@ import {
   type OpenWait,
   openConsoleStore,
   openMigratedDatabase,
+  retryWhileUnreachable,
   type SchemaStep,
+  type StartupWait,
 } from './db/index.js';
 import {
   AUTOMATION,
@@ -154,16 +156,18 @@ export class App {
     const { settings, logger, metrics, clock, options } = this;
     const { baseUrl, token } = await this.openService();
     const concurrency = cycleConcurrency(settings.engine, settings.api.rateLimit);
+    // Every statement of the start waits for a database coming back (a failover, a deploy), as the opening does.
+    const startupWait: StartupWait = {
+      // Only the long-running worker waits; `once` and the admin commands report the outage at once.
+      waitMs: options.mode === 'run' ? settings.engine.startupDatabaseWaitMs : 0,
+      signal: this.startAborted.signal,
+      onRetry: (error, attempt, delayMs) =>
+        logger.warn({ err: error, attempt, delayMs }, 'database not reachable at start; waiting for it'),
+    };
     const { database, migration } = await openDatabaseFromSettings(
       settings,
       { maxConnections: settings.database.connections, clock },
-      {
-        // Only the long-running worker waits; `once` and the admin commands report the outage at once.
-        waitMs: options.mode === 'run' ? settings.engine.startupDatabaseWaitMs : 0,
-        signal: this.startAborted.signal,
-        onRetry: (error, attempt, delayMs) =>
-          logger.warn({ err: error, attempt, delayMs }, 'database not reachable at start; waiting for it'),
-      },
+      startupWait,
     );
     this.onStop('database', () => database.close());
     if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
@@ -271,11 +275,15 @@ export class App {
       localLogin: settings.console.localLogin,
     });
     // Settled before the console answers, so that a demo admin this start retires never logs in again.
-    const demoAdminPassword = await settleDemoAdmin(consoleStore, {
-      command: 'run',
-      demo: settings.api.url === undefined,
-      embedded: database.kind === 'pglite',
-    });
+    const demoAdminPassword = await retryWhileUnreachable(
+      () =>
+        settleDemoAdmin(consoleStore, {
+          command: 'run',
+          demo: settings.api.url === undefined,
+          embedded: database.kind === 'pglite',
+        }),
+      startupWait,
+    );
     // The receiver's own listener serves nothing but its route: never the console, never /metrics.
     const webhook = listeners.webhook ? createReceiverServer() : undefined;
     if (webhook) this.onStop('webhook listener', () => webhook.close());
