@@ -223,3 +223,9 @@ export class RequestLog {
     return oldestFirst.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() }));
   }
 }
+
+/** The account a route acts for: the onRequest hook resolved it (or refused the request) before any route runs. */
+export function accountOf(request: FastifyRequest): Simulator {
+  if (request.account === null) throw new Error('sandbox: a route ran before its account was resolved');
+  return request.account;
+}

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ZodError } from 'zod';
 import { Decimal } from '../money.js';
+import { accountOf } from './accounts.js';
 import { viewOrder } from './ledger.js';
 import { SYMBOL } from './market.js';
 import {
@@ -26,7 +27,7 @@ export function registerBalanceRoutes(app: FastifyInstance, deps: RouteDeps): vo
   app.get(
     '/client/balance',
     { config: { access: 'read' } },
-    serveWithFaults(deps, 'balance', ({ account }) => account.balance()),
+    serveWithFaults(deps, 'balance', (request) => accountOf(request).balance()),
   );
 }
 
@@ -50,8 +51,8 @@ export function registerQuoteRoutes(app: FastifyInstance, deps: RouteDeps): void
       }
       const amount = new Decimal(amountText);
       if (amount.isZero()) throw badRequest('amount must be greater than zero');
-      const quote = request.account.issueQuote(symbol, amount);
-      return request.account.quotes.toRecord(quote);
+      const quote = accountOf(request).issueQuote(symbol, amount);
+      return accountOf(request).quotes.toRecord(quote);
     }),
   );
 }
@@ -73,7 +74,7 @@ export function registerOrderRoutes(app: FastifyInstance, deps: RouteDeps): void
       if (fxRate !== undefined && (typeof fxRate !== 'string' || !FX_RATE.test(fxRate))) {
         throw badRequest('fxRate must be decimal text of 6 to 7 characters, like "5.4321"');
       }
-      return orderRecord(request.account.createOrder(quoteId, fxRate));
+      return orderRecord(accountOf(request).createOrder(quoteId, fxRate));
     }),
   );
 
@@ -84,7 +85,7 @@ export function registerOrderRoutes(app: FastifyInstance, deps: RouteDeps): void
       const query = request.query as Record<string, unknown>;
       const limit = readIntParam(query, 'limit', { default: 20, min: 1, max: 100 });
       const page = readIntParam(query, 'offset', { default: 1, min: 1, max: 1_000_000 });
-      const orders = request.account.ledger.list({
+      const orders = accountOf(request).ledger.list({
         status: readStatus(query),
         symbol: readStringParam(query, 'symbol') || undefined,
         fromMs: readInstantParam(query, 'from'),
@@ -97,14 +98,16 @@ export function registerOrderRoutes(app: FastifyInstance, deps: RouteDeps): void
   app.get(
     '/client/orders/:id',
     { config: { access: 'read' } },
-    serveWithFaults(deps, 'getOrder', (request) => orderDetail(request.account.getOrder(orderId(request)))),
+    serveWithFaults(deps, 'getOrder', (request) =>
+      orderDetail(accountOf(request).getOrder(orderId(request))),
+    ),
   );
 
   app.get(
     '/client/orders/:id/tracking',
     { config: { access: 'read' } },
     serveWithFaults(deps, 'tracking', (request) =>
-      trackingRecord(request.account.getOrder(orderId(request))),
+      trackingRecord(accountOf(request).getOrder(orderId(request))),
     ),
   );
 }
@@ -132,14 +135,14 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): vo
       const webhook = readBodyObject(body.webhook);
       if (typeof webhook.methodId !== 'string') throw badRequest('webhook.methodId must be a string');
       if (typeof webhook.active !== 'boolean') throw badRequest('webhook.active must be a boolean');
-      return request.account.webhooks.configure(url, webhook.methodId, webhook.active);
+      return accountOf(request).webhooks.configure(url, webhook.methodId, webhook.active);
     }),
   );
 
   app.get(
     '/client/webhook/config',
     { config: { access: 'read' } },
-    serveWithFaults(deps, 'getWebhookConfig', ({ account }) => account.webhooks.config()),
+    serveWithFaults(deps, 'getWebhookConfig', (request) => accountOf(request).webhooks.config()),
   );
 
   // The reference gives this endpoint strict bounds (page >= 1, limit 1..100): outside them is a 400.
@@ -150,7 +153,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): vo
       const query = request.query as Record<string, unknown>;
       const page = readIntParam(query, 'page', { default: 1, min: 1, max: 1_000_000 });
       const limit = readIntParam(query, 'limit', { default: 20, min: 1, max: 100 });
-      return request.account.webhooks.logsPage({ page, limit }, (request.params as { id: string }).id);
+      return accountOf(request).webhooks.logsPage({ page, limit }, (request.params as { id: string }).id);
     }),
   );
 
@@ -162,7 +165,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): vo
       const query = request.query as Record<string, unknown>;
       const page = readIntParam(query, 'page', { default: 1, min: 1, max: 1_000_000, clamp: true });
       const limit = readIntParam(query, 'pageSize', { default: 20, min: 1, max: 100, clamp: true });
-      return request.account.webhooks.logsPage({ page, limit });
+      return accountOf(request).webhooks.logsPage({ page, limit });
     }),
   );
 }

@@ -24,8 +24,8 @@ declare module 'fastify' {
     access?: Access;
   }
   interface FastifyRequest {
-    /** The account the request's token selects, resolved once in the onRequest hook. */
-    account: Simulator;
+    /** The account the request's token selects, set by the onRequest hook before any route (read it through accountOf). */
+    account: Simulator | null;
   }
 }
 
@@ -119,8 +119,8 @@ function buildApp(options: SandboxOptions, accounts: Accounts): FastifyInstance 
     // Keep-alive clients (undici pools) reuse sockets for longer than Node's 5 s default.
     keepAliveTimeout: 65_000,
   });
-  // Only reserves the property (one object shape for every request); the hook below sets it before any route.
-  app.decorateRequest('account', null as unknown as Simulator);
+  // Reserves the property (one object shape for every request); the hook below sets it before any route.
+  app.decorateRequest('account', null);
   app.addHook('onRequest', async (request) => {
     request.account = accounts.admit(request, request.routeOptions.config.access ?? 'read');
   });
