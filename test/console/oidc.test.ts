@@ -1,7 +1,6 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +12,6 @@ import { hashPassword } from '../../src/console/passwords.js';
 import { registerConsole } from '../../src/console/server.js';
 import { type ConsoleStore, openConsoleStore } from '../../src/db/index.js';
 import { createReceiverServer, listen } from '../../src/observability/http-server.js';
-import { createLogger } from '../../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 import {
   CLIENT_ID,
@@ -23,7 +21,7 @@ import {
   type RunningProvider,
 } from '../support/identity-provider.js';
 import { chromiumFor, LAUNCH_ARGS } from './chromium.js';
-import { ConsoleClient, PASSWORD, TEST_COST } from './support.js';
+import { ConsoleClient, capturingLogger, PASSWORD, TEST_COST } from './support.js';
 
 const CHROMIUM = chromiumFor('oidc.test.ts');
 
@@ -48,15 +46,7 @@ describe.each(testBackends())(
 
     async function startConsole(localLogin: boolean, issuer: string): Promise<string> {
       const server = createReceiverServer(undefined, ['127.0.0.1']);
-      const logger = createLogger({
-        level: 'info',
-        destination: new Writable({
-          write: (chunk, _e, done) => {
-            logLines.push(String(chunk));
-            done();
-          },
-        }),
-      });
+      const logger = capturingLogger(logLines);
       const oidc = oidcSchema.parse({
         issuer,
         clientId: CLIENT_ID,

@@ -22,6 +22,19 @@ export const PASSWORD = 'correct horse battery staple';
  */
 export const TEST_COST = { N: 2 ** 10, r: 8, p: 1 };
 
+/** A logger at info whose lines go to `lines`, so a test can read what the console logged. */
+export function capturingLogger(lines: string[]) {
+  return createLogger({
+    level: 'info',
+    destination: new Writable({
+      write: (chunk, _e, done) => {
+        lines.push(String(chunk));
+        done();
+      },
+    }),
+  });
+}
+
 export interface RunningConsole {
   test: TestDatabase;
   store: ConsoleStore;
@@ -49,15 +62,7 @@ export async function startTestConsole(options: { requireTotp?: boolean } = {}):
   // Loopback is the trusted proxy: tests tell addresses apart by X-Forwarded-For.
   const server = createReceiverServer(undefined, ['127.0.0.1']);
   const logLines: string[] = [];
-  const logger = createLogger({
-    level: 'info',
-    destination: new Writable({
-      write: (chunk, _e, done) => {
-        logLines.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const logger = capturingLogger(logLines);
   const metrics = createMetrics({ defaultMetrics: false });
   const sandbox = await startSandbox({ stepMs: 0 });
   const client = createPurchaseClient({ baseUrl: sandbox.url, token: DEMO_TOKEN });
