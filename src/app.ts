@@ -8,10 +8,12 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { createServiceGate, type PurchaseClient } from './api/index.js';
 import {
+  type AccountSettings,
   channelSecrets,
   clearTextWarnings,
   consoleHosts,
-  createClientFromSettings,
+  createAccountClient,
+  isDemo,
   loadSettings,
   planListeners,
   requireToken,
@@ -30,6 +32,8 @@ import {
   type StartupWait,
 } from './db/index.js';
 import {
+  type AccountLink,
+  type ApiObserver,
   AUTOMATION,
   createApiObserver,
   createLiveness,
@@ -54,7 +58,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createProcessFacts, SAMPLE_MS } from './observability/process-facts.js';
 import { createPeriodicTask } from './runtime/periodic-task.js';
-import { createTracking, registerWebhooks } from './tracking/index.js';
+import { createTracking, registerWebhooks, type TrackedAccount } from './tracking/index.js';
 
 export type AppMode = 'run' | 'once' | 'admin';
 
@@ -154,8 +158,8 @@ export class App {
 
   private async open(): Promise<void> {
     const { settings, logger, metrics, clock, options } = this;
-    const { baseUrl, token } = await this.openService();
-    const concurrency = cycleConcurrency(settings.engine, settings.api.rateLimit);
+    const addresses = await this.openService();
+    const concurrency = cycleConcurrency(settings.engine, summedRateLimit(settings.accounts));
     // Every statement of the start waits for a database coming back (a failover, a deploy), as the opening does.
     const startupWait: StartupWait = {
       // Only the long-running worker waits; `once` and the admin commands report the outage at once.
@@ -173,21 +177,8 @@ export class App {
     if (migration.applied.length > 0) logger.info({ applied: migration.applied }, 'database migrated');
 
     const observer = createApiObserver(metrics, clock);
-    // One gate for every client of this replica: its pace (learnt from 429s, capped by api.rateLimit), and
-    // the pause a 429 asks for.
-    const gate = createServiceGate({
-      ratePerSecond: settings.api.rateLimit,
-      ...observeGate(metrics, logger),
-    });
-    metrics.apiPace.set(gate.pace() ?? 0);
-    const service = { baseUrl, token, gate };
-    const client = createClientFromSettings(settings, service, observer.onRequest);
-    this.onStop('api client', () => client.close());
-    // One connection per cycle in flight, shared with nothing else (see EngineContext.tradingClient).
-    const tradingClient = createClientFromSettings(settings, service, observer.onRequest, {
-      connections: concurrency,
-    });
-    this.onStop('trading api client', () => tradingClient.close());
+    const services = addresses.map((address) => this.openAccount(address, observer, concurrency));
+    const accounts = new Map<string, AccountLink>(services.map((service) => [service.name, service]));
 
     const killSwitch = new KillSwitch({
       control: database.control,
@@ -202,8 +193,7 @@ export class App {
     });
     this.engine = {
       database,
-      client,
-      tradingClient,
+      accounts,
       metrics,
       logger,
       // The limiter the worker builds from this is the one the trading pool was sized for.
@@ -212,7 +202,7 @@ export class App {
       replicaId: this.replicaId,
       cyclesInFlight: new Set(),
       clock,
-      apiPace: gate.pace,
+      apiPace: () => summedPace(services),
       killSwitch,
       tolerances: settings.engine.quoteChecks,
     };
@@ -223,7 +213,7 @@ export class App {
     if (listeners.deprecation) logger.warn(listeners.deprecation);
     const readiness = createReadiness({
       database,
-      client,
+      accounts,
       observer,
       killSwitch,
       clock,
@@ -265,7 +255,7 @@ export class App {
       store: consoleStore,
       clock,
       logger,
-      client,
+      accounts,
       processFacts,
       metrics,
       hosts: consoleHosts(settings, listeners.ops),
@@ -279,7 +269,7 @@ export class App {
       () =>
         settleDemoAdmin(consoleStore, {
           command: 'run',
-          demo: settings.api.url === undefined,
+          demo: isDemo(settings),
           embedded: database.kind === 'pglite',
         }),
       startupWait,
@@ -287,12 +277,7 @@ export class App {
     // The receiver's own listener serves nothing but its route: never the console, never /metrics.
     const webhook = listeners.webhook ? createReceiverServer() : undefined;
     if (webhook) this.onStop('webhook listener', () => webhook.close());
-    // Tracking backs off and bounds its request rate itself; client retries would multiply that rate.
-    const trackingClient = createClientFromSettings(settings, service, observer.onRequest, {
-      maxAttempts: 1,
-    });
-    this.onStop('tracking api client', () => trackingClient.close());
-    await this.openTracking(database, trackingClient, webhook);
+    await this.openTracking(database, services, webhook);
     this.bound.ops = await listen(ops, listeners.ops.host, listeners.ops.port);
     logger.info(
       { host: listeners.ops.host, port: this.bound.ops },
@@ -304,13 +289,13 @@ export class App {
     }
     if (demoAdminPassword !== undefined) {
       printDemoAdmin(demoAdminPassword, `http://${listeners.ops.host}:${this.bound.ops}/`);
-    } else if (settings.api.url === undefined) {
+    } else if (isDemo(settings)) {
       logger.warn(
         'no demo admin: it is made only on an embedded database without people of its own that never ran against a real service; log in as a person of this database',
       );
     }
     // Only once the receiver listens may the service be told to deliver to it; a failure is logged there.
-    await registerWebhooks(client, settings, logger);
+    await registerWebhooks(trackedAccounts(services), settings, logger);
 
     // Before the worker, so that it stops after the drain, with the news of the last cycles written.
     const notifier = createNotifier({ database, settings: settings.notifications, metrics, logger, clock });
@@ -335,11 +320,15 @@ export class App {
    * Settlement tracking (src/tracking): started after the database and the client, with its webhook route
    * registered on the HTTP server before it listens; stopped before them.
    */
-  private async openTracking(database: Database, client: PurchaseClient, http: FastifyInstance | undefined) {
+  private async openTracking(
+    database: Database,
+    accounts: readonly AccountService[],
+    http: FastifyInstance | undefined,
+  ) {
     const { settings, logger, metrics, clock } = this;
     const tracking = createTracking({
       database,
-      client,
+      accounts: trackedAccounts(accounts),
       metrics,
       logger,
       settings,
@@ -351,15 +340,40 @@ export class App {
     this.onStop('tracking', () => tracking.stop());
   }
 
-  /** The configured service, or the built-in sandbox in this process when no address is set. */
-  private async openService(): Promise<{ baseUrl: string; token: string }> {
+  /** Each account's service, or the built-in sandbox in this process when no account names one. */
+  private async openService(): Promise<readonly AccountAddress[]> {
     // Orders step every 2 s so that a demo shows settlement within a minute.
     const service = await openService(this.settings, { sandboxStepMs: 2_000 });
     if (service.demo) {
       this.onStop('sandbox', service.demo.close);
-      this.logger.warn({ url: service.baseUrl }, service.demo.notice);
+      this.logger.warn({ url: service.accounts[0]?.baseUrl }, service.demo.notice);
     }
-    return service;
+    return service.accounts;
+  }
+
+  /**
+   * One account's clients: each with its own gate (the pace learnt from that account's 429s, capped by its
+   * api.rateLimit, and the pause its 429s ask for), so one entity's limits never slow another's orders.
+   */
+  private openAccount(address: AccountAddress, observer: ApiObserver, concurrency: number): AccountService {
+    const { metrics, logger } = this;
+    const { settings: account } = address;
+    const gate = createServiceGate({
+      ratePerSecond: account.api.rateLimit,
+      ...observeGate(metrics, logger, account.name),
+    });
+    metrics.apiPace.set({ account: account.name }, gate.pace() ?? 0);
+    const service = { baseUrl: address.baseUrl, token: address.token, gate };
+    const onRequest = observer.forAccount(account.name);
+    const client = createAccountClient(account, service, onRequest);
+    this.onStop(`api client (${account.name})`, () => client.close());
+    // One connection per cycle in flight, shared with nothing else (see AccountLink.tradingClient).
+    const tradingClient = createAccountClient(account, service, onRequest, { connections: concurrency });
+    this.onStop(`trading api client (${account.name})`, () => tradingClient.close());
+    // Tracking backs off and bounds its request rate itself; client retries would multiply that rate.
+    const trackingClient = createAccountClient(account, service, onRequest, { maxAttempts: 1 });
+    this.onStop(`tracking api client (${account.name})`, () => trackingClient.close());
+    return { name: account.name, settings: account, client, tradingClient, trackingClient, pace: gate.pace };
   }
 
   private async close(): Promise<void> {
@@ -394,34 +408,88 @@ export function openDatabaseFromSettings(
   return openMigratedDatabase({ url, dataDir, ...open, routeNotifications }, wait, schema);
 }
 
-export interface ServiceAddress {
+/** Where one account's service is, and the token that goes there and nowhere else. */
+export interface AccountAddress {
+  settings: AccountSettings;
   baseUrl: string;
   token: string;
+}
+
+/** One account's service as the worker reaches it: the engine's link, plus what tracking uses. */
+export interface AccountService extends AccountLink {
+  settings: AccountSettings;
+  trackingClient: PurchaseClient;
+  /** The pace its gate keeps, requests per second; undefined while it has none. */
+  pace: () => number | undefined;
+}
+
+export interface ServiceAddresses {
+  /** In the order of the settings. */
+  accounts: readonly AccountAddress[];
   /** Set in demo mode: the sandbox this process started, and the warning to show whoever runs it. */
   demo?: { notice: string; close: () => Promise<void> };
 }
 
 /**
- * The purchase service a command talks to: the configured one, or, when no address is set (demo mode), the
- * built-in sandbox started in this process. The caller closes the sandbox when it is done.
+ * The purchase service of each account a command talks to: the configured ones, or, when no account names
+ * one (demo mode), the built-in sandbox started in this process, serving every account with a ledger of its
+ * own. The caller closes the sandbox when it is done.
  */
 export async function openService(
-  settings: Pick<Settings, 'api'>,
+  settings: Pick<Settings, 'accounts'>,
   options: { sandboxStepMs?: number } = {},
-): Promise<ServiceAddress> {
-  if (settings.api.url !== undefined) return { baseUrl: settings.api.url, token: requireToken(settings) };
+): Promise<ServiceAddresses> {
+  if (!isDemo(settings)) {
+    return {
+      accounts: settings.accounts.map((account) => ({
+        settings: account,
+        baseUrl: account.api.url!,
+        token: requireToken(account),
+      })),
+    };
+  }
   // Loaded on demand: the simulator (and its web framework) is only needed in demo mode.
-  const { startSandbox, DEMO_TOKEN } = await import('./sandbox/index.js');
-  const sandbox = await startSandbox({ stepMs: options.sandboxStepMs });
-  const notice = `DEMO MODE: TREASURY_API_URL is unset, using the built-in sandbox at ${sandbox.url} (simulated prices, nothing real is bought)`;
-  return { baseUrl: sandbox.url, token: DEMO_TOKEN, demo: { notice, close: () => sandbox.close() } };
+  const { startSandbox, demoTokenOf } = await import('./sandbox/index.js');
+  const tokens = settings.accounts.map((account) => account.api.token ?? demoTokenOf(account.name));
+  const sandbox = await startSandbox({
+    stepMs: options.sandboxStepMs,
+    accounts: settings.accounts.map((account, index) => ({ name: account.name, token: tokens[index]! })),
+  });
+  const notice = `DEMO MODE: no account names a service (TREASURY_API_URL is unset), using the built-in sandbox at ${sandbox.url} for ${settings.accounts.map((account) => account.name).join(', ')} (simulated prices, nothing real is bought)`;
+  return {
+    accounts: settings.accounts.map((account, index) => ({
+      settings: account,
+      baseUrl: sandbox.url,
+      token: tokens[index]!,
+    })),
+    demo: { notice, close: () => sandbox.close() },
+  };
 }
 
-/** What the logger scrubs from every line: the token, the webhook secret, the channels' and the database's. */
+/** What settlement tracking needs of each account: its tracking client and its webhook secret. */
+function trackedAccounts(services: readonly AccountService[]): TrackedAccount[] {
+  return services.map((service) => ({
+    name: service.name,
+    client: service.trackingClient,
+    ...(service.settings.webhook.secret === undefined ? {} : { webhookSecret: service.settings.webhook.secret }),
+  }));
+}
+
+/** The replica's cap on requests per second: the sum of its accounts' caps, none while one has none. */
+function summedRateLimit(accounts: readonly AccountSettings[]): number | undefined {
+  const limits = accounts.map((account) => account.api.rateLimit);
+  return limits.every((limit) => limit !== undefined) ? limits.reduce((sum, limit) => sum + limit, 0) : undefined;
+}
+
+function summedPace(services: readonly AccountService[]): number | undefined {
+  const paces = services.map((service) => service.pace());
+  return paces.every((pace) => pace !== undefined) ? paces.reduce((sum, pace) => sum + pace, 0) : undefined;
+}
+
+/** What the logger scrubs from every line: the tokens, the webhook secrets, the channels' and the database's. */
 export function secretsOf(settings: Settings): string[] {
   const secrets = [
-    settings.api.token,
-    settings.webhook.secret,
+    ...settings.accounts.flatMap((account) => [account.api.token, account.webhook.secret]),
     settings.console.oidc?.clientSecret,
     ...channelSecrets(settings.notifications),
   ];

@@ -60,8 +60,10 @@ export interface PurchaseClientOptions {
   /** Jitter source and backoff wait, injectable for tests. */
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** Shared by the clients of one replica: its own pace and the pauses the service asks for with a 429. */
+  /** Shared by the clients of one account in a replica: its pace and the pauses the service asks for with a 429. */
   gate?: ServiceGate;
+  /** The account the token is of (settings `accounts`), named in the User-Agent. */
+  account?: string;
 }
 
 export interface ListOrdersInput {
@@ -93,6 +95,7 @@ export function createPurchaseClient(options: PurchaseClientOptions) {
     bodyTimeoutMs: options.timeouts?.bodyMs ?? DEFAULT_TIMEOUTS.bodyMs,
     connections: options.connections ?? 8,
     keepAliveMs: options.keepAliveMs ?? 10_000,
+    ...(options.account === undefined ? {} : { account: options.account }),
   });
   const context: ExchangeContext = {
     transport,

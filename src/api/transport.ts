@@ -22,6 +22,8 @@ export interface TransportSettings {
   keepAliveMs: number;
   /** Larger answers are refused: no legitimate response of this API comes close. */
   maxResponseBytes?: number;
+  /** The account the token is of, named in the User-Agent so that the service's logs tell the entities apart. */
+  account?: string;
 }
 
 export interface WireRequest {
@@ -66,10 +68,11 @@ export function createTransport(settings: TransportSettings): Transport {
   });
   const mediaType = mediaTypeOf(settings.format);
   const authorization = `Bearer ${settings.token}`;
+  const userAgent = settings.account === undefined ? USER_AGENT : `${USER_AGENT} (account ${settings.account})`;
   let closed = false;
 
   async function send(request: WireRequest): Promise<WireAnswer> {
-    const headers: Record<string, string> = { authorization, accept: mediaType, 'user-agent': USER_AGENT };
+    const headers: Record<string, string> = { authorization, accept: mediaType, 'user-agent': userAgent };
     let body: Buffer | undefined;
     if (request.body !== undefined) {
       body = encodeBody(settings.format, request.body);

@@ -6,12 +6,14 @@
  * network may need them, but `run`, `console` and every command warn about each at start. Not in demo mode
  * (the built-in sandbox on loopback), and not for this host's own addresses.
  */
-import type { Settings } from './schema.js';
+import { isDemo, type Settings } from './schema.js';
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
-export function clearTextWarnings(settings: Pick<Settings, 'api' | 'webhook' | 'notifications'>): string[] {
-  if (settings.api.url === undefined) return [];
+export function clearTextWarnings(
+  settings: Pick<Settings, 'accounts' | 'webhook' | 'notifications'>,
+): string[] {
+  if (isDemo(settings)) return [];
   const warnings: string[] = [];
   const http = (key: string, url: string | undefined, carries: string) => {
     if (url === undefined) return;
@@ -20,7 +22,10 @@ export function clearTextWarnings(settings: Pick<Settings, 'api' | 'webhook' | '
       warnings.push(`INSECURE: ${key} is http://${hostname}: ${carries} travel in clear text; use https://`);
     }
   };
-  http('api.url (TREASURY_API_URL)', settings.api.url, 'the bearer token and every order');
+  for (const account of settings.accounts) {
+    const key = account.name === 'default' ? 'api.url (TREASURY_API_URL)' : `accounts.${account.name}.api.url`;
+    http(key, account.api.url, 'the bearer token and every order');
+  }
   http(
     'webhook.publicUrl (TREASURY_WEBHOOK_PUBLIC_URL)',
     settings.webhook.publicUrl,

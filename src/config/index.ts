@@ -22,11 +22,14 @@ export {
   notificationsSchema,
 } from './notifications-schema.js';
 export {
+  type AccountSettings,
+  type ApiSettings,
   type EngineSettings,
   engineSchema,
+  isDemo,
   type Settings,
   settingsSchema,
   type TrackingSettings,
   trackingSettingsSchema,
 } from './schema.js';
-export { createClientFromSettings, MissingTokenError, requireToken } from './service-client.js';
+export { createAccountClient, MissingTokenError, requireToken } from './service-client.js';

@@ -25,9 +25,10 @@ export interface ListenerPlan {
 export const DEFAULT_OPS_ADDR = '127.0.0.1:9464';
 export const DEFAULT_WEBHOOK_ADDR = '0.0.0.0:8080';
 
-export function planListeners(settings: Pick<Settings, 'ops' | 'webhook' | 'http'>): ListenerPlan {
+export function planListeners(settings: Pick<Settings, 'ops' | 'webhook' | 'http' | 'accounts'>): ListenerPlan {
   const legacyPort = settings.http.port;
-  const receiverOn = settings.webhook.secret !== undefined;
+  // One listener for every account's receiver path; it starts with the first secret.
+  const receiverOn = settings.accounts.some((account) => account.webhook.secret !== undefined);
   const webhookAddr = settings.webhook.addr;
   const deprecation =
     legacyPort === undefined

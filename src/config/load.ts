@@ -9,7 +9,7 @@ import { isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, type Environment, readEnvOverrides } from './env.js';
 import { CHANNEL_SECRET_FIELDS, isChannelSecretKey } from './notifications-schema.js';
-import { SECRET_KEYS, type Settings, settingsSchema } from './schema.js';
+import { gatherAccounts, SECRET_KEYS, type Settings, settingsSchema } from './schema.js';
 
 export interface LoadSettingsInput {
   env: Environment;
@@ -34,6 +34,7 @@ export function loadSettings({ env, cwd = process.cwd() }: LoadSettingsInput): S
   const describe = (key: string) =>
     envOrigins.has(key) ? `env ${envOrigins.get(key)}` : (file?.locate(key.split('.')) ?? 'settings');
   const problems: SettingsProblem[] = [
+    ...mixedAccountForms(tree, describe),
     ...resolveSecretFiles(tree, { cwd, envOrigins, describe }),
     ...resolveChannelSecrets(tree, { cwd, env, describe }),
   ];
@@ -49,10 +50,30 @@ export function loadSettings({ env, cwd = process.cwd() }: LoadSettingsInput): S
     );
   if (problems.length > 0 || !parsed.success) throw new SettingsError(problems);
 
-  const settings = parsed.data;
+  const settings = gatherAccounts(parsed.data);
   settings.database.dataDir = resolveFrom(cwd, settings.database.dataDir);
   settings.strategies.path = resolveFrom(cwd, settings.strategies.path);
   return { ...settings, configFile: file?.path };
+}
+
+/**
+ * `accounts:` and the single-account forms (`api:`, `webhook.secret`, or their variables) do not mix: the
+ * single form IS the account `default`, so both at once would leave one of them silently unused.
+ */
+function mixedAccountForms(tree: PlainObject, describe: (key: string) => string): SettingsProblem[] {
+  if (tree.accounts === undefined) return [];
+  const single = [
+    ...Object.keys(isPlainObject(tree.api) ? tree.api : {}).map((key) => `api.${key}`),
+    ...['secret', 'secretFile']
+      .filter((key) => isPlainObject(tree.webhook) && tree.webhook[key] !== undefined)
+      .map((key) => `webhook.${key}`),
+  ];
+  return single.map((key) => ({
+    where: describe(key),
+    key,
+    message:
+      'cannot be set together with accounts: (the single api: block is the account named default); move it into that account, e.g. accounts: [{ name: default, api: { url: … } }]',
+  }));
 }
 
 function startTree(file: SettingsFile | undefined): PlainObject {
@@ -68,6 +89,7 @@ function withoutNulls(tree: PlainObject): PlainObject {
   for (const [key, value] of Object.entries(tree)) {
     if (value === null) delete tree[key];
     else if (isPlainObject(value)) withoutNulls(value);
+    else if (Array.isArray(value)) for (const item of value) if (isPlainObject(item)) withoutNulls(item);
   }
   return tree;
 }
@@ -86,7 +108,7 @@ function toProblems(
   }
   const key = path.join('.');
   const value = valueAt(tree, path);
-  const secret = SECRET_KEYS.has(key) || isChannelSecretKey(path);
+  const secret = SECRET_KEYS.has(key.replace(/^accounts\.\d+\./, '')) || isChannelSecretKey(path);
   const shown = secret || value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
   return [{ where: describe(key), key, message: `${issue.message}${shown}` }];
 }
@@ -155,8 +177,9 @@ export function isPlainObject(value: unknown): value is PlainObject {
 export function valueAt(tree: PlainObject, path: readonly string[]): unknown {
   let node: unknown = tree;
   for (const key of path) {
-    if (!isPlainObject(node)) return undefined;
-    node = node[key];
+    // Lists are walked by index (`accounts.0.api`), as the settings' error paths name them.
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as PlainObject)[key];
   }
   return node;
 }
@@ -227,6 +250,8 @@ const SECRET_PAIRS: readonly { section: string; value: string; file: string; fil
   { section: 'console.oidc', value: 'clientSecret', file: 'clientSecretFile', fileOnly: true },
 ];
 
+const ACCOUNT_SECRET_PAIRS = SECRET_PAIRS.filter((pair) => pair.section === 'api' || pair.section === 'webhook');
+
 interface Context {
   cwd: string;
   envOrigins: Map<string, string>;
@@ -236,7 +261,15 @@ interface Context {
 /** Replaces each `*File` setting by the secret it names; returns the problems met. */
 export function resolveSecretFiles(tree: PlainObject, context: Context): SettingsProblem[] {
   const problems: SettingsProblem[] = [];
-  for (const pair of SECRET_PAIRS) {
+  // Each account's token and webhook secret have the same two forms as the single account's.
+  const accounts = Array.isArray(tree.accounts) ? tree.accounts : [];
+  const pairs = [
+    ...SECRET_PAIRS,
+    ...accounts.flatMap((_, index) =>
+      ACCOUNT_SECRET_PAIRS.map((pair) => ({ ...pair, section: `accounts.${index}.${pair.section}` })),
+    ),
+  ];
+  for (const pair of pairs) {
     const section = valueAt(tree, pair.section.split('.'));
     if (!isPlainObject(section)) continue;
     const valueKey = `${pair.section}.${pair.value}`;

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { Decimal } from '../money.js';
-import { DEFAULT_QUOTE_TOLERANCES } from '../strategy/index.js';
+import { DEFAULT_ACCOUNT, DEFAULT_QUOTE_TOLERANCES } from '../strategy/index.js';
 import { notificationsSchema } from './notifications-schema.js';
 
 const ms = z.number().int().nonnegative();
@@ -239,7 +239,7 @@ const trustedProxies = z
   ])
   .refine((list) => list.length > 0, { error: 'name at least one proxy address' });
 
-const apiSchema = z.strictObject({
+export const apiSchema = z.strictObject({
   /** Unset: commands start the built-in sandbox in-process (demo mode). */
   url: httpUrl.optional(),
   token: z.string().min(1).optional(),
@@ -263,6 +263,51 @@ const apiSchema = z.strictObject({
     })
     .prefault({}),
 });
+
+export type ApiSettings = z.output<typeof apiSchema>;
+
+/** An account's name: in paths (`/webhooks/NAME/…`), metric labels and strategy files, so plain and short. */
+export const accountName = z
+  .string()
+  .regex(/^[a-z0-9-]{1,40}$/, { error: 'expected an account name of lowercase letters, digits and hyphens (at most 40)' });
+
+const webhookSecret = z.string().min(16, { message: 'must be at least 16 characters' });
+
+/**
+ * One account at the purchase service (`accounts:`): its own service address and token, transport and
+ * pace, and its own webhook secret. The token arrives resolved from `api.tokenFile`, the secret from
+ * `webhook.secretFile`.
+ */
+const accountSchema = z.strictObject({
+  name: accountName,
+  api: apiSchema.prefault({}),
+  webhook: z.strictObject({ secret: webhookSecret.optional() }).prefault({}),
+});
+
+export type AccountSettings = z.output<typeof accountSchema>;
+
+const accountsSchema = z
+  .array(accountSchema)
+  .min(1, { error: 'list at least one account, or remove accounts: to use the single api: block' })
+  .superRefine((accounts, context) => {
+    const seen = new Set<string>();
+    accounts.forEach((account, index) => {
+      if (seen.has(account.name))
+        context.addIssue({ code: 'custom', path: [index, 'name'], message: `account ${account.name} is listed twice` });
+      seen.add(account.name);
+    });
+    // Demo mode (the built-in sandbox) serves every account or none: half a group on a simulator is a mistake.
+    const configured = accounts.filter((account) => account.api.url !== undefined).length;
+    if (configured > 0 && configured < accounts.length)
+      accounts.forEach((account, index) => {
+        if (account.api.url === undefined)
+          context.addIssue({
+            code: 'custom',
+            path: [index, 'api', 'url'],
+            message: 'is required: every account names its service once one does (none: the built-in sandbox)',
+          });
+      });
+  });
 
 /** Roles in order of rights, lowest first: a person in groups of several roles gets the highest. */
 export const OIDC_ROLE_ORDER = ['viewer', 'operator', 'approver', 'admin'] as const;
@@ -344,7 +389,10 @@ const consoleSchema = z
   });
 
 export const settingsSchema = z.strictObject({
+  /** The single account of a deployment with one: the account `default` (see `accounts`). */
   api: apiSchema.prefault({}),
+  /** Several accounts at the service, one per legal entity; unset: the `api:` block is the account `default`. */
+  accounts: accountsSchema.optional(),
   database: z
     .strictObject({
       /** Unset: embedded PGlite under `dataDir`. */
@@ -394,8 +442,8 @@ export const settingsSchema = z.strictObject({
     .strictObject({
       /** The receiver's own listener, started only with a secret. Unset: 0.0.0.0:8080. */
       addr: listenAddress.optional(),
-      /** Unset: the receiver is off. */
-      secret: z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
+      /** The `default` account's secret (see `accounts`). Unset: the receiver is off for it. */
+      secret: webhookSecret.optional(),
       /** Unset: `run` does not register the receiver with the service. */
       publicUrl: httpUrl.optional(),
     })
@@ -428,10 +476,35 @@ function isKnownZone(zone: string): boolean {
   }
 }
 
-export type Settings = z.output<typeof settingsSchema> & {
+type ParsedSettings = z.output<typeof settingsSchema>;
+
+/**
+ * The settings as the program sees them: every account in `accounts` (the single `api:` block and
+ * `webhook.secret` become the account `default`), so that nothing reads a service address but through its
+ * account.
+ */
+export type Settings = Omit<ParsedSettings, 'api' | 'accounts' | 'webhook'> & {
+  accounts: readonly AccountSettings[];
+  webhook: Omit<ParsedSettings['webhook'], 'secret'>;
   /** Absolute path of the settings file that was read, or undefined when none was. */
   configFile: string | undefined;
 };
+
+/** The settings as parsed, before the accounts are gathered (the loader's own step). */
+export function gatherAccounts(parsed: ParsedSettings): Omit<Settings, 'configFile'> {
+  const { api, accounts, webhook, ...rest } = parsed;
+  const { secret, ...listener } = webhook;
+  return {
+    ...rest,
+    webhook: listener,
+    accounts: accounts ?? [{ name: DEFAULT_ACCOUNT, api, webhook: secret === undefined ? {} : { secret } }],
+  };
+}
+
+/** Demo mode: no account names a service, so commands start the built-in sandbox for all of them. */
+export function isDemo(settings: Pick<Settings, 'accounts'>): boolean {
+  return settings.accounts.every((account) => account.api.url === undefined);
+}
 
 /** Keys whose values are never echoed in an error message. */
 export const SECRET_KEYS: ReadonlySet<string> = new Set([

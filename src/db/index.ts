@@ -1,4 +1,5 @@
 /** The persistence layer's public surface: everything outside src/db imports from here. */
+export { advisoryLockKey } from './advisory-key.js';
 export { DatabaseTimeoutError, withinDatabaseTimeout } from './call-timeout.js';
 export { type DatabaseKind, describeTarget, type ReservedConnection } from './connection.js';
 export {

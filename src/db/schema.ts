@@ -30,6 +30,8 @@ const id = () => bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAs
 export const strategies = pgTable('strategies', {
   name: text('name').primaryKey(),
   kind: text('kind').notNull(),
+  /** The account the strategy buys for, as its running version names it (`default` when it names none). */
+  account: text('account').notNull().default('default'),
   config: jsonb('config').notNull(),
   configHash: text('config_hash').notNull(),
   firstSeenAt: instant('first_seen_at').notNull(),
@@ -45,6 +47,8 @@ export const cycles = pgTable(
     strategy: text('strategy')
       .notNull()
       .references(() => strategies.name),
+    /** The account at the service (settings `accounts`); rows from before several accounts are `default`. */
+    account: text('account').notNull().default('default'),
     slot: instant('slot').notNull(),
     trigger: text('trigger').notNull(),
     state: text('state').notNull(),
@@ -86,8 +90,8 @@ export const cycles = pgTable(
     // The cooldown's "last order sent" read on every cycle: the newest submitted_at of one strategy without
     // walking its whole history.
     index('cycles_strategy_submitted_idx').on(table.strategy, table.submittedAt),
-    // Ownership of a listed order by its quoteId, for the external scan.
-    index('cycles_quote_id_idx').on(table.quoteId),
+    // Ownership of a listed order by its quoteId, for the external scan (quote ids are one account's).
+    index('cycles_account_quote_id_idx').on(table.account, table.quoteId),
     // The room left in an envelope: the cost of the cycles charged to it.
     index('cycles_envelope_idx').on(table.envelopeId).where(sql`${table.envelopeId} is not null`),
     // The discrepancies that status and the console's Attention page list, newest first: a handful among
@@ -158,6 +162,9 @@ export const balanceSnapshots = pgTable(
   'balance_snapshots',
   {
     id: id(),
+    /** The account at the service (settings `accounts`); rows from before several accounts are `default`. */
+    account: text('account').notNull().default('default'),
+
     fiatCurrency: text('fiat_currency').notNull(),
     fiatBalance: moneyColumn('fiat_balance').notNull(),
     cryptoCurrency: text('crypto_currency').notNull(),
@@ -169,7 +176,7 @@ export const balanceSnapshots = pgTable(
     takenAt: instant('taken_at').notNull(),
     cycleId: bigint('cycle_id', { mode: 'number' }).references(() => cycles.id),
   },
-  (table) => [index('balance_snapshots_taken_at_idx').on(table.takenAt)],
+  (table) => [index('balance_snapshots_account_taken_at_idx').on(table.account, table.takenAt)],
 );
 
 const settlementStatusCheck = (column: unknown) =>
@@ -179,6 +186,8 @@ export const orders = pgTable(
   'orders',
   {
     id: id(),
+    /** The account at the service (settings `accounts`); rows from before several accounts are `default`. */
+    account: text('account').notNull().default('default'),
     serviceOrderId: text('service_order_id').notNull(),
     cycleId: bigint('cycle_id', { mode: 'number' }).references(() => cycles.id),
     origin: text('origin').notNull(),
@@ -203,7 +212,8 @@ export const orders = pgTable(
     settledAt: instant('settled_at'),
   },
   (table) => [
-    uniqueIndex('orders_service_order_id_key').on(table.serviceOrderId),
+    // An order id is unique at one account's service; two accounts may be served by different services.
+    uniqueIndex('orders_account_service_order_id_key').on(table.account, table.serviceOrderId),
     index('orders_cycle_idx').on(table.cycleId),
     index('orders_due_idx').on(table.nextCheckAt).where(sql`${table.settledAt} is null`),
     // Reports and the accounting export read a period of orders in placed-at order, page by page.
@@ -244,6 +254,8 @@ export const webhookEvents = pgTable(
   'webhook_events',
   {
     id: id(),
+    /** The account whose path (and secret) the event arrived on. */
+    account: text('account').notNull().default('default'),
     dedupeKey: text('dedupe_key').notNull(),
     kind: text('kind').notNull(),
     serviceOrderId: text('service_order_id'),
@@ -253,7 +265,7 @@ export const webhookEvents = pgTable(
     status: text('status').notNull().default('pending'),
   },
   (table) => [
-    uniqueIndex('webhook_events_dedupe_key_key').on(table.dedupeKey),
+    uniqueIndex('webhook_events_account_dedupe_key_key').on(table.account, table.dedupeKey),
     index('webhook_events_pending_idx').on(table.receivedAt).where(sql`${table.status} = 'pending'`),
     check('webhook_events_status_check', sql`${table.status} in ('pending', 'processed', 'unknown_order')`),
   ],
@@ -337,6 +349,8 @@ export const users = pgTable(
     /** A person created by single sign-on: the provider's issuer and subject, stable across renames there. */
     oidcIssuer: text('oidc_issuer'),
     oidcSubject: text('oidc_subject'),
+    /** The accounts whose rows this person sees and acts on; null: every account (an admin always has all). */
+    accounts: text('accounts').array(),
   },
   (table) => [
     uniqueIndex('users_name_key').on(table.name),

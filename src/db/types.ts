@@ -10,6 +10,8 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export interface StrategySeen {
   name: string;
   kind: string;
+  /** The account it buys for (`default` for a strategy of a one-account deployment naming none). */
+  account: string;
   /** The validated configuration, money as decimal text, as it will be stored (jsonb). */
   config: JsonValue;
   hash: string;
@@ -31,6 +33,8 @@ export type CycleTrigger = (typeof CYCLE_TRIGGERS)[number];
 export interface Cycle {
   id: number;
   strategy: string;
+  /** The account the cycle buys for (its strategy's, when it was claimed). */
+  account: string;
   slot: Date;
   trigger: CycleTrigger;
   state: CycleState;
@@ -75,6 +79,7 @@ export interface FigureDifference {
 
 export interface ClaimSlotInput {
   strategy: string;
+  account: string;
   /** The strategy version the cycle runs under; absent for a strategy built in code (tests, tools). */
   strategyVersion?: number | null;
   slot: Date;
@@ -124,6 +129,8 @@ export type OrderOrigin = 'cycle' | 'external';
 
 /** The order as the service returned it on creation or in its order list. */
 export interface ServiceOrder {
+  /** The account whose service holds the order: an order id is unique only within one account. */
+  account: string;
   id: string;
   symbol: string;
   amount: Decimal;
@@ -147,6 +154,7 @@ export interface TrackingSnapshot {
 
 export interface OrderRecord {
   id: number;
+  account: string;
   serviceOrderId: string;
   cycleId: number | null;
   origin: OrderOrigin;
@@ -206,6 +214,8 @@ export interface WebhookEventRecord extends Omit<WebhookEventInput, 'payload'> {
 export type WebhookEventToRetry = Omit<WebhookEventRecord, 'payload'>;
 
 export interface BalanceInput {
+  /** The account whose balance the service reported. */
+  account: string;
   fiat: { currency: string; balance: Decimal };
   crypto: { currency: string; balance: Decimal };
   credit: { total: Decimal; used: Decimal; available: Decimal };

@@ -3,20 +3,22 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 
 /**
- * Connects the client's observer hook to the request metrics, and remembers when the service last
- * answered at all (any HTTP status), for readiness.
+ * Connects each account's client observer hook to the request metrics (labelled with the account), and
+ * remembers when each account's service last answered at all (any HTTP status), for readiness.
  */
 export function createApiObserver(metrics: Metrics, clock: () => Date = () => new Date()) {
-  let lastAnswerAt: Date | undefined;
+  const lastAnswers = new Map<string, Date>();
   return {
-    onRequest(event: RequestEvent): void {
-      const status = event.status === undefined ? 'none' : String(event.status);
-      metrics.apiRequestDuration.observe({ operation: event.operation, status }, event.durationMs / 1000);
-      if (event.errorCode !== undefined)
-        metrics.apiErrors.inc({ operation: event.operation, code: event.errorCode });
-      if (event.status !== undefined) lastAnswerAt = clock();
+    forAccount(account: string): (event: RequestEvent) => void {
+      return (event) => {
+        const { operation } = event;
+        const status = event.status === undefined ? 'none' : String(event.status);
+        metrics.apiRequestDuration.observe({ account, operation, status }, event.durationMs / 1000);
+        if (event.errorCode !== undefined) metrics.apiErrors.inc({ account, operation, code: event.errorCode });
+        if (event.status !== undefined) lastAnswers.set(account, clock());
+      };
     },
-    lastAnswerAt: (): Date | undefined => lastAnswerAt,
+    lastAnswerAt: (account: string): Date | undefined => lastAnswers.get(account),
   };
 }
 
@@ -29,15 +31,16 @@ export type ApiObserver = ReturnType<typeof createApiObserver>;
 export function observeGate(
   metrics: Metrics,
   logger: Logger,
+  account: string,
 ): Required<Pick<ServiceGateOptions, 'onPause' | 'onPace'>> {
   return {
     onPause: ({ operation, ms }) => {
-      metrics.apiRateLimited.inc({ operation });
-      logger.warn({ operation, pauseMs: ms }, 'the service asked to slow down (429): requests paused');
+      metrics.apiRateLimited.inc({ account, operation });
+      logger.warn({ account, operation, pauseMs: ms }, 'the service asked to slow down (429): requests paused');
     },
     onPace: (ratePerSecond) => {
-      metrics.apiPace.set(ratePerSecond);
-      logger.info({ ratePerSecond }, 'pace of requests to the service changed');
+      metrics.apiPace.set({ account }, ratePerSecond);
+      logger.info({ account, ratePerSecond }, 'pace of requests to the service changed');
     },
   };
 }

@@ -6,9 +6,9 @@ import type { Metrics } from '../observability/metrics.js';
 import type { QuoteTolerances } from '../strategy/index.js';
 import type { KillSwitch } from './kill-switch.js';
 
-/** Everything the engine's parts need, built once by the composition root (src/app.ts) or by a test. */
-export interface EngineContext {
-  database: Database;
+/** One account at the service as the engine reaches it (settings `accounts`). */
+export interface AccountLink {
+  name: string;
   /** Every call but quotes and orders: balance, reconciliation, the external scan, readiness. */
   client: PurchaseClient;
   /**
@@ -17,6 +17,13 @@ export interface EngineContext {
    * `client` (tests, one-shot commands).
    */
   tradingClient?: PurchaseClient;
+}
+
+/** Everything the engine's parts need, built once by the composition root (src/app.ts) or by a test. */
+export interface EngineContext {
+  database: Database;
+  /** Every account of the deployment, by name; each has its own clients (and token, pace, 429 pause). */
+  accounts: ReadonlyMap<string, AccountLink>;
   metrics: Metrics;
   logger: Logger;
   settings: EngineSettings;
@@ -31,10 +38,35 @@ export interface EngineContext {
   cyclesInFlight: Set<number>;
   clock: () => Date;
   /**
-   * The pace the replica's requests to the service keep (api/service-gate.ts), in requests per second;
-   * undefined while it has none. Bounds the cycles in flight (concurrency.ts) and goes out with the heartbeat.
+   * The pace the replica's requests to the service keep (api/service-gate.ts), summed over its accounts, in
+   * requests per second; undefined while one has none. Bounds the cycles in flight (concurrency.ts) and goes
+   * out with the heartbeat.
    */
   apiPace: () => number | undefined;
   killSwitch: KillSwitch;
   tolerances: QuoteTolerances;
+}
+
+/**
+ * The engine working for one account: made once where the account is known (a cycle's strategy, a
+ * maintenance pass over each account), and read from there by everything below that talks to the service
+ * or records a row of the account.
+ */
+export interface AccountContext extends EngineContext {
+  account: AccountLink;
+}
+
+/** An account the deployment does not have: a strategy's or a row's, named in the message. */
+export class UnknownAccountError extends Error {
+  override readonly name = 'UnknownAccountError';
+  readonly code = 'ACCOUNT_UNKNOWN';
+  constructor(account: string, known: Iterable<string>) {
+    super(`account ${JSON.stringify(account)} is not configured (accounts: ${[...known].join(', ')})`);
+  }
+}
+
+export function inAccount(context: EngineContext, name: string): AccountContext {
+  const account = context.accounts.get(name);
+  if (!account) throw new UnknownAccountError(name, context.accounts.keys());
+  return { ...context, account };
 }

@@ -9,7 +9,7 @@ import {
   type SpentSoFar,
   type Strategy,
 } from '../strategy/index.js';
-import type { EngineContext } from './context.js';
+import type { AccountContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
 
 /** What the decision rules need besides the quote, read before quoting. */
@@ -35,7 +35,7 @@ export interface FiguresRead {
 
 /** `read`: the figures the claim returned; absent (a cycle approved and claimed back), they are read now. */
 export async function readCycleInputs(
-  context: EngineContext,
+  context: AccountContext,
   strategy: Strategy,
   cycle: Cycle,
   read?: FiguresRead,
@@ -53,7 +53,7 @@ export async function readCycleInputs(
   const askedAt = context.clock();
   try {
     inputs.balance = await withTimeLimit(context.settings.balanceTimeoutMs, (signal) =>
-      context.client.getBalance({ signal }),
+      context.account.client.getBalance({ signal }),
     );
   } catch (error) {
     // Refused credentials are a configuration fault for an operator, not a passing outage: the cycle fails
@@ -70,18 +70,23 @@ export async function readCycleInputs(
   }
   inputs.balanceAskedAt = askedAt;
   const snapshot = await withDatabase(context, 'balance_record', () =>
-    database.balances.record({ ...inputs.balance!, takenAt: context.clock(), cycleId: cycle.id }),
+    database.balances.record({
+      ...inputs.balance!,
+      account: context.account.name,
+      takenAt: context.clock(),
+      cycleId: cycle.id,
+    }),
   );
   inputs.balanceSnapshotId = snapshot.id;
   return inputs;
 }
 
-async function readFigures(context: EngineContext, strategy: Strategy): Promise<FiguresRead> {
+async function readFigures(context: AccountContext, strategy: Strategy): Promise<FiguresRead> {
   // A cycle is charged to the budget period of its intent's moment; these are the figures of now, and the
   // commit re-reads them for its own instant.
   const periods = budgetPeriods(strategy.timezone, context.clock());
   const figures = await withDatabase(context, 'cycle_inputs', () =>
-    context.database.cycles.spendFigures({ strategy: strategy.name, periods }),
+    context.database.cycles.spendFigures({ strategy: strategy.name, account: context.account.name, periods }),
   );
   return { periods, figures };
 }

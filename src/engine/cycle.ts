@@ -8,7 +8,7 @@ import { errorCodeOf, messageOf } from '../errors.js';
 import { Decimal } from '../money.js';
 import { budgetPeriods, evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
 import { announceCycle } from './announce.js';
-import type { EngineContext } from './context.js';
+import type { AccountContext, EngineContext } from './context.js';
 import { type FiguresRead, readCycleInputs } from './cycle-inputs.js';
 import { CycleRecord } from './cycle-record.js';
 import { withDatabase } from './engine-errors.js';
@@ -23,7 +23,7 @@ export interface CycleRequest {
 }
 
 /** Runs one cycle of a strategy that was recorded (recordStrategiesSeen) for one slot; never throws. */
-export async function runCycle(context: EngineContext, request: CycleRequest): Promise<CycleReport> {
+export async function runCycle(context: AccountContext, request: CycleRequest): Promise<CycleReport> {
   const { strategy, slot, trigger } = request;
   const startTick = performance.now();
   const timing: CycleTiming = { quotes: 0, quoteMs: null, quoteToOrderMs: null };
@@ -37,6 +37,7 @@ export async function runCycle(context: EngineContext, request: CycleRequest): P
       context.database.cycles.claimSlotWithFigures(
         {
           strategy: strategy.name,
+          account: context.account.name,
           strategyVersion: strategy.version ?? null,
           slot,
           trigger,
@@ -67,7 +68,7 @@ export async function runCycle(context: EngineContext, request: CycleRequest): P
  * rule again on a fresh quote, with the approved maximum price, and no approval asked again. Never throws.
  */
 export function resumeApprovedCycle(
-  context: EngineContext,
+  context: AccountContext,
   strategy: Strategy,
   claimed: Cycle,
   approvedMaxPrice: Decimal,
@@ -107,7 +108,7 @@ export async function endApprovedCycle(
 }
 
 async function driveClaimed(
-  context: EngineContext,
+  context: AccountContext,
   strategy: Strategy,
   claimed: Cycle,
   approval: ApprovalState,
@@ -148,7 +149,7 @@ function factsOf(
 }
 
 async function driveCycle(
-  context: EngineContext,
+  context: AccountContext,
   strategy: Strategy,
   record: CycleRecord,
   timing: CycleTiming,

@@ -6,7 +6,7 @@
  * line), not a purchase to book twice. An order listed without its quoteId is asked for it first. If a cycle
  * later records the same order, it adopts the external row.
  */
-import type { EngineContext } from './context.js';
+import type { AccountContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
 import { listOrdersBetween, toServiceOrder } from './service-orders.js';
 
@@ -23,23 +23,24 @@ export interface ExternalScanResult {
 }
 
 export async function recordExternalOrders(
-  context: EngineContext,
+  context: AccountContext,
   window: { from: Date; to: Date },
   options: { signal?: AbortSignal } = {},
 ): Promise<ExternalScanResult> {
   const { database, metrics } = context;
+  const account = context.account.name;
   if (window.to.getTime() <= window.from.getTime()) return { listed: 0, recorded: 0, complete: true };
   const listing = await listOrdersBetween(context, window, options);
   const listed = listing.orders;
   let recorded = 0;
   for (const order of listed) {
     const known = await withDatabase(context, 'orders_get_by_service_id', () =>
-      database.orders.getByServiceId(order.id),
+      database.orders.getByServiceId(account, order.id),
     );
     if (known) continue;
-    const quoteId = order.quoteId ?? (await context.client.getOrder(order.id, options)).quoteId;
+    const quoteId = order.quoteId ?? (await context.account.client.getOrder(order.id, options)).quoteId;
     const owner = (
-      await withDatabase(context, 'cycles_owners_of_quotes', () => database.cycles.ownersOfQuotes([quoteId]))
+      await withDatabase(context, 'cycles_owners_of_quotes', () => database.cycles.ownersOfQuotes(account, [quoteId]))
     ).get(quoteId);
     if (owner) {
       if (owner.state !== 'submitting' && owner.state !== 'unsure') {
@@ -51,7 +52,7 @@ export async function recordExternalOrders(
       continue;
     }
     const stored = await withDatabase(context, 'orders_record_external', () =>
-      database.orders.recordExternal(toServiceOrder(order, quoteId)),
+      database.orders.recordExternal(toServiceOrder(account, order, quoteId)),
     );
     if (stored.origin !== 'external') continue;
     recorded++;

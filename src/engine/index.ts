@@ -1,7 +1,13 @@
 /** The worker engine's public surface (composition in src/app.ts; benchmarks and tests build on these). */
 export { type ApiObserver, createApiObserver, observeGate } from './api-observer.js';
 export * from './concurrency.js';
-export type { EngineContext } from './context.js';
+export {
+  type AccountContext,
+  type AccountLink,
+  type EngineContext,
+  inAccount,
+  UnknownAccountError,
+} from './context.js';
 export { type CycleRequest, resumeApprovedCycle, runCycle } from './cycle.js';
 export { type QuoteDeadline, startQuoteDeadline } from './deadline.js';
 export { EngineError, type EngineErrorCode } from './engine-errors.js';

@@ -26,7 +26,7 @@ import {
   type RuleResult,
   type Strategy,
 } from '../strategy/index.js';
-import type { EngineContext } from './context.js';
+import type { AccountContext } from './context.js';
 import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
 
@@ -42,7 +42,7 @@ export type ApprovalState = { approvedMaxPrice: Decimal } | undefined;
  * by the time limit before it landed (CycleRecord.commitIntent read the row back).
  */
 export async function commitIntent(
-  context: EngineContext,
+  context: AccountContext,
   strategy: Strategy,
   record: CycleRecord,
   quote: QuoteInput,
@@ -121,7 +121,7 @@ function approvalNeedOf(strategy: Strategy, quote: QuoteInput): ApprovalNeed {
 }
 
 function guardOf(
-  context: EngineContext,
+  context: AccountContext,
   strategy: Strategy,
   quote: QuoteInput,
   inputs: CycleInputs,
@@ -132,6 +132,7 @@ function guardOf(
   const balanceSnapshotId = inputs.balanceSnapshotId ?? null;
   return {
     strategy: strategy.name,
+    account: context.account.name,
     ...(approvalNeed === undefined ? {} : { approval: approvalNeed }),
     periodsAt: (at) => budgetPeriods(strategy.timezone, at),
     // Credit guards: serialized per account, judged on the balance less what it may not show yet. "Since the

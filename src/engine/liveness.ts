@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import type { Cycle } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask } from '../runtime/periodic-task.js';
-import type { EngineContext } from './context.js';
+import { type EngineContext, inAccount } from './context.js';
 import { withDatabase } from './engine-errors.js';
 import { reconcileCycle } from './reconcile.js';
 import { recoverCyclesOf } from './recovery.js';
@@ -47,7 +47,8 @@ export function createLiveness(context: EngineContext, options: LivenessOptions 
     for (const [id, cycle] of chased) {
       if (signal?.aborted) return;
       try {
-        if ((await reconcileCycle(context, cycle, now, signal)) !== 'waiting') chased.delete(id);
+        const verdict = await reconcileCycle(inAccount(context, cycle.account), cycle, now, signal);
+        if (verdict !== 'waiting') chased.delete(id);
       } catch (error) {
         if (signal?.aborted) return;
         logger.warn(

@@ -8,8 +8,9 @@
 import { errorCodeOf } from '../errors.js';
 import { gaugeValue } from '../observability/metrics.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
-import type { Strategy } from '../strategy/index.js';
-import type { EngineContext } from './context.js';
+import { advisoryLockKey } from '../db/index.js';
+import { accountOf, type Strategy } from '../strategy/index.js';
+import { type AccountContext, type EngineContext, inAccount } from './context.js';
 import { endApprovedCycle, resumeApprovedCycle } from './cycle.js';
 import { withDatabase } from './engine-errors.js';
 import { type ExternalScanResult, recordExternalOrders } from './external-orders.js';
@@ -19,8 +20,13 @@ import { type ReconcileResult, reconcileUnsureCycles } from './reconcile.js';
 import { type RecoveryResult, recoverAbandonedCycles } from './recovery.js';
 import { strategyOfParkedVersion } from './strategy-versions.js';
 
-/** Arbitrary constant shared by every replica: "treasury-bot external order scan". */
-const EXTERNAL_SCAN_LOCK_KEY = '7304116215388002';
+/**
+ * One replica at a time scans an account's order list; other accounts' scans run meanwhile. The `default`
+ * account keeps the constant the single account always had.
+ */
+function externalScanLockKey(account: string): string {
+  return account === 'default' ? '7304116215388002' : advisoryLockKey(`external-order-scan:${account}`);
+}
 
 export interface ApprovalsResult {
   expired: number;
@@ -45,15 +51,18 @@ export interface MaintenanceOptions {
 export interface MaintenanceReport {
   recovery?: RecoveryResult;
   approvals?: ApprovalsResult;
+  /** Summed over the accounts. */
   reconcile?: ReconcileResult;
-  external?: ExternalScanResult | 'skipped';
+  /** By account: each account's service is scanned on its own. */
+  external?: Map<string, ExternalScanResult | 'skipped'>;
   errors: string[];
   /** The pass was cut short by stop(); the steps it did not finish run on the next start. */
   stopped?: true;
 }
 
 export class Maintenance {
-  private readonly scanWindow: ExternalScanWindow;
+  /** Each account's order list is covered by a window of its own. */
+  private readonly scanWindows = new Map<string, ExternalScanWindow>();
   /**
    * stop() aborts the pass in flight: its requests would otherwise hold the worker's stop for the client's
    * timeouts times its retries (tens of seconds against a service that accepts connections and never answers).
@@ -74,7 +83,6 @@ export class Maintenance {
     private readonly context: EngineContext,
     private readonly options: MaintenanceOptions = {},
   ) {
-    this.scanWindow = new ExternalScanWindow(context.settings.reconcile);
     this.task = createPeriodicTask({
       name: 'maintenance',
       intervalMs: context.settings.reconcile.intervalMs,
@@ -133,25 +141,47 @@ export class Maintenance {
       }
     };
     report.recovery = await step('recovery', () => recoverAbandonedCycles(this.context, now));
-    report.reconcile = await step('reconcile', () => reconcileUnsureCycles(this.context, now, { signal }));
-    report.external = await step('external', () => this.scanExternal(now, signal));
+    const accounts = [...this.context.accounts.keys()].map((name) => inAccount(this.context, name));
+    report.reconcile = await step('reconcile', async () =>
+      sumReconciled(
+        await Promise.all(accounts.map((account) => reconcileUnsureCycles(account, now, { signal }))),
+      ),
+    );
+    const external = new Map<string, ExternalScanResult | 'skipped'>();
+    for (const account of accounts) {
+      const scanned = await step(`external ${account.account.name}`, () =>
+        this.scanExternal(account, now, signal),
+      );
+      if (scanned !== undefined) external.set(account.account.name, scanned);
+    }
+    report.external = external;
     report.approvals = await step('approvals', () => this.settleApprovals(now, signal));
     await step('gauges', () => this.refreshGauges());
     if (signal.aborted) report.stopped = true;
     return report;
   }
 
-  private async scanExternal(now: Date, signal: AbortSignal): Promise<ExternalScanResult | 'skipped'> {
-    const window = this.scanWindow.next(now);
-    const result = await this.context.database.withSessionLock(EXTERNAL_SCAN_LOCK_KEY, () =>
-      recordExternalOrders(this.context, window, { signal }),
+  private async scanExternal(
+    context: AccountContext,
+    now: Date,
+    signal: AbortSignal,
+  ): Promise<ExternalScanResult | 'skipped'> {
+    const account = context.account.name;
+    let scanWindow = this.scanWindows.get(account);
+    if (!scanWindow) {
+      scanWindow = new ExternalScanWindow(context.settings.reconcile);
+      this.scanWindows.set(account, scanWindow);
+    }
+    const window = scanWindow.next(now);
+    const result = await context.database.withSessionLock(externalScanLockKey(account), () =>
+      recordExternalOrders(context, window, { signal }),
     );
     if (result === 'held_elsewhere') return 'skipped';
-    this.scanWindow.scanned(window, result);
+    scanWindow.scanned(window, result);
     if (!result.complete) {
-      this.context.metrics.orderListsTruncated.inc({ scan: 'external' });
-      this.context.logger.warn(
-        { from: window.from, to: window.to, listed: result.listed, oldestListed: result.oldestListed },
+      context.metrics.orderListsTruncated.inc({ scan: 'external' });
+      context.logger.warn(
+        { account, from: window.from, to: window.to, listed: result.listed, oldestListed: result.oldestListed },
         'external-order scan read only the newest part of its window (engine.reconcile.maxPages); the older part is scanned next',
       );
     }
@@ -191,7 +221,12 @@ export class Maintenance {
       resumed.push(
         'gone' in parked
           ? await endApprovedCycle(context, approved.cycle, parked.gone)
-          : await resumeApprovedCycle(context, parked.strategy, approved.cycle, approved.approvedMaxPrice),
+          : await resumeApprovedCycle(
+              inAccount(context, approved.cycle.account),
+              parked.strategy,
+              approved.cycle,
+              approved.approvedMaxPrice,
+            ),
       );
     }
     return resumed;
@@ -229,4 +264,11 @@ export class Maintenance {
       );
     }
   }
+}
+
+function sumReconciled(results: readonly ReconcileResult[]): ReconcileResult {
+  const sum: ReconcileResult = { examined: 0, adopted: 0, notPlaced: 0, ambiguous: 0, waiting: 0, errors: 0 };
+  for (const result of results)
+    for (const key of Object.keys(sum) as (keyof ReconcileResult)[]) sum[key] += result[key];
+  return sum;
 }

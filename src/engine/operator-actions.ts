@@ -4,7 +4,6 @@
  * can tell which of several matching orders belongs to a cycle; these actions refuse anything that would
  * make the records contradict themselves. Each decision is written with its audit row, naming `actor`.
  */
-import type { PurchaseClient } from '../api/index.js';
 import {
   type AuditEntry,
   type Cycle,
@@ -13,6 +12,7 @@ import {
   openConsoleStore,
   type StrategyRecord,
 } from '../db/index.js';
+import { type AccountLink, UnknownAccountError } from './context.js';
 import type { EngineReason } from './outcomes.js';
 import { toServiceOrder } from './service-orders.js';
 
@@ -52,7 +52,7 @@ export interface ResolveResult {
  * command line both name one).
  */
 export async function resolveUnsureCycle(
-  deps: { database: Database; client?: PurchaseClient },
+  deps: { database: Database; accounts?: ReadonlyMap<string, AccountLink> },
   cycleId: number,
   resolution: Resolution,
   actor: string,
@@ -79,8 +79,11 @@ export async function resolveUnsureCycle(
 
   const { serviceOrderId } = resolution;
   await refuseOrderOfOtherCycle(database, cycle, serviceOrderId);
-  if (!deps.client) throw new TypeError('resolving by order needs the purchase service client');
-  const detail = await deps.client.getOrder(serviceOrderId);
+  if (!deps.accounts) throw new TypeError('resolving by order needs the purchase service clients');
+  // The order is looked for at the cycle's own account, whose service alone can hold it.
+  const account = deps.accounts.get(cycle.account);
+  if (!account) throw new UnknownAccountError(cycle.account, deps.accounts.keys());
+  const detail = await account.client.getOrder(serviceOrderId);
   const quote = (await database.quotes.forCycle(cycle.id)).find((q) => q.id === cycle.quoteRecordId);
   if (quote && quote.symbol !== detail.symbol) {
     throw new OperatorActionError(
@@ -90,7 +93,7 @@ export async function resolveUnsureCycle(
   }
   const recorded = await database.orders.recordPlacedWithCycle(
     cycle.id,
-    toServiceOrder(detail),
+    toServiceOrder(cycle.account, detail),
     { from: 'unsure', reasonCode: OPERATOR_REASON },
     { source: 'reconcile', audit: audit({ state: 'placed', orderId: serviceOrderId }) },
   );
@@ -132,7 +135,7 @@ async function unsureCycle(database: Database, cycleId: number): Promise<Cycle> 
 }
 
 async function refuseOrderOfOtherCycle(database: Database, cycle: Cycle, serviceOrderId: string) {
-  const known = await database.orders.getByServiceId(serviceOrderId);
+  const known = await database.orders.getByServiceId(cycle.account, serviceOrderId);
   if (known && known.cycleId !== null && known.cycleId !== cycle.id) {
     throw orderOwnedBy(serviceOrderId, known.cycleId);
   }

@@ -17,7 +17,7 @@ import type { QuoteInput } from '../db/index.js';
 import { errorCodeOf, messageOf } from '../errors.js';
 import { withTimeLimit } from '../runtime/time-limit.js';
 import { evaluateQuote, type Strategy } from '../strategy/index.js';
-import type { EngineContext } from './context.js';
+import type { AccountContext } from './context.js';
 import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
 import { startQuoteDeadline } from './deadline.js';
@@ -42,7 +42,7 @@ interface GiveUp {
 
 /** One cycle's placement: what every quote attempt of the slot reads and records. */
 export interface Placement {
-  context: EngineContext;
+  context: AccountContext;
   strategy: Strategy;
   record: CycleRecord;
   inputs: CycleInputs;
@@ -75,7 +75,7 @@ export async function placeWithFreshQuotes(placement: Placement): Promise<void> 
 async function attemptWithOneQuote(placement: Placement): Promise<GiveUp | undefined> {
   const { context, strategy, record, inputs, timing, approval } = placement;
   const { clock, metrics, settings } = context;
-  const client = context.tradingClient ?? context.client;
+  const client = context.account.tradingClient ?? context.account.client;
   const requestedAt = clock();
   const deadline = startQuoteDeadline(requestedAt, settings);
   const requestTick = performance.now();
@@ -211,7 +211,7 @@ async function attemptWithOneQuote(placement: Placement): Promise<GiveUp | undef
 
 const LATE_FOR_THE_ORDER = 'the quote passed the local deadline before the order could be sent';
 
-function lateQuote(context: EngineContext, strategy: Strategy, errorMessage: string): GiveUp {
+function lateQuote(context: AccountContext, strategy: Strategy, errorMessage: string): GiveUp {
   context.metrics.quotesExpired.inc({ strategy: strategy.name, where: 'local' });
   return { reason: 'quote_deadline_exceeded', errorCode: 'QUOTE_DEADLINE', errorMessage };
 }
@@ -221,7 +221,7 @@ function lateQuote(context: EngineContext, strategy: Strategy, errorMessage: str
  * failed; anything else may have created the order and makes the cycle unsure. It is never re-sent.
  */
 async function settleFailedOrder(
-  context: EngineContext,
+  context: AccountContext,
   strategy: Strategy,
   record: CycleRecord,
   error: unknown,

@@ -1,16 +1,17 @@
-import type { PurchaseClient } from '../api/index.js';
 import { type Database, pendingMigrations } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import type { ReadinessCheck, ReadinessReport } from '../observability/http-server.js';
 import type { Metrics } from '../observability/metrics.js';
 import { withTimeLimit } from '../runtime/time-limit.js';
 import type { ApiObserver } from './api-observer.js';
+import type { AccountLink } from './context.js';
 import { withDatabase } from './engine-errors.js';
 import type { KillSwitch } from './kill-switch.js';
 
 export interface ReadinessDeps {
   database: Database;
-  client: PurchaseClient;
+  /** Every account's service must be reachable: a replica that cannot buy for one entity is not ready. */
+  accounts: ReadonlyMap<string, AccountLink>;
   observer: ApiObserver;
   killSwitch: KillSwitch;
   clock: () => Date;
@@ -45,20 +46,32 @@ export function createReadiness(deps: ReadinessDeps): Readiness {
     checks: { database: NOT_CHECKED, migrations: NOT_CHECKED, service: NOT_CHECKED, clock: NOT_CHECKED },
   };
 
-  const answeredRecently = () => {
-    const last = deps.observer.lastAnswerAt();
+  const answeredRecently = (account: string) => {
+    const last = deps.observer.lastAnswerAt(account);
     return last !== undefined && deps.clock().getTime() - last.getTime() < freshMs;
   };
 
-  const checkService = async (signal?: AbortSignal): Promise<ReadinessCheck> => {
-    if (answeredRecently()) return { ok: true };
+  /** The account's problem, or undefined when its service is reachable. */
+  const checkAccount = async ({ name, client }: AccountLink, signal?: AbortSignal) => {
+    if (answeredRecently(name)) return undefined;
     try {
-      await withTimeLimit(2_000, (limited) => deps.client.getBalance({ signal: limited }), signal);
-      return { ok: true };
+      await withTimeLimit(2_000, (limited) => client.getBalance({ signal: limited }), signal);
+      return undefined;
     } catch (error) {
       // An HTTP answer, even an error status, proves the service is there.
-      return answeredRecently() ? { ok: true } : { ok: false, detail: errorCodeOf(error) };
+      return answeredRecently(name) ? undefined : `${name}: ${errorCodeOf(error)}`;
     }
+  };
+
+  const checkService = async (signal?: AbortSignal): Promise<ReadinessCheck> => {
+    const accounts = [...deps.accounts.values()];
+    const problems = (await Promise.all(accounts.map((account) => checkAccount(account, signal)))).filter(
+      (problem) => problem !== undefined,
+    );
+    if (problems.length === 0) return { ok: true };
+    // One account alone keeps the detail it always had: the error code.
+    const detail = accounts.length === 1 ? problems[0]!.slice(accounts[0]!.name.length + 2) : problems.join('; ');
+    return { ok: false, detail };
   };
 
   /**

@@ -10,7 +10,7 @@
 import type { OrderDetail, OrderListItem } from '../api/index.js';
 import type { Cycle, FigureDifference, QuoteRecord } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
-import type { EngineContext } from './context.js';
+import type { AccountContext, EngineContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
 import {
   type CandidateOrder,
@@ -34,14 +34,20 @@ export interface ReconcileResult {
 }
 
 export async function reconcileUnsureCycles(
-  context: EngineContext,
+  context: AccountContext,
   now: Date,
   options: { signal?: AbortSignal } = {},
 ): Promise<ReconcileResult> {
   const { signal } = options;
   const { reconcile } = context.settings;
   const leased = await withDatabase(context, 'cycles_claim_unsure', () =>
-    context.database.cycles.claimUnsure(context.replicaId, reconcile.leaseMs, reconcile.batchSize, now),
+    context.database.cycles.claimUnsure(
+      context.account.name,
+      context.replicaId,
+      reconcile.leaseMs,
+      reconcile.batchSize,
+      now,
+    ),
   );
   const result: ReconcileResult = {
     examined: 0,
@@ -75,7 +81,7 @@ export async function reconcileUnsureCycles(
 }
 
 export async function reconcileCycle(
-  context: EngineContext,
+  context: AccountContext,
   cycle: Cycle,
   now: Date,
   signal?: AbortSignal,
@@ -84,8 +90,8 @@ export async function reconcileCycle(
   const fingerprint = fingerprintOf(quote);
   if (cycle.serviceOrderId !== null) {
     // The service answered with this id but the cycle could not record it: confirm and adopt.
-    const detail = await context.client.getOrder(cycle.serviceOrderId, { signal });
-    return adopt(context, cycle, fingerprint, toServiceOrder(detail));
+    const detail = await context.account.client.getOrder(cycle.serviceOrderId, { signal });
+    return adopt(context, cycle, fingerprint, toServiceOrder(cycle.account, detail));
   }
 
   const { quoteWindowMs, reconcile } = context.settings;
@@ -109,7 +115,7 @@ export async function reconcileCycle(
   const verdict = matchOrders(fingerprint, decisive);
   if (verdict.kind === 'single') {
     const chosen = candidates.find((candidate) => candidate.id === verdict.orderId)!;
-    return adopt(context, cycle, fingerprint, toServiceOrder(chosen.record, chosen.quoteId));
+    return adopt(context, cycle, fingerprint, toServiceOrder(cycle.account, chosen.record, chosen.quoteId));
   }
   if (verdict.kind === 'ambiguous') return haltStrategy(context, cycle, verdict.orderIds);
   if (now.getTime() < sentAt + quoteWindowMs + reconcile.visibilityLagMs) return 'waiting';
@@ -129,7 +135,7 @@ export async function reconcileCycle(
   return 'not_placed';
 }
 
-async function quoteOf(context: EngineContext, cycle: Cycle): Promise<QuoteRecord> {
+async function quoteOf(context: AccountContext, cycle: Cycle): Promise<QuoteRecord> {
   const quotes = await withDatabase(context, 'quotes_for_cycle', () =>
     context.database.quotes.forCycle(cycle.id),
   );
@@ -145,7 +151,7 @@ async function quoteOf(context: EngineContext, cycle: Cycle): Promise<QuoteRecor
  * quote within the quote checks' tolerance, asked for its quoteId with GET /client/orders/:id.
  */
 async function confirmCandidates(
-  context: EngineContext,
+  context: AccountContext,
   cycle: Cycle,
   fingerprint: CycleFingerprint,
   listed: readonly OrderListItem[],
@@ -160,11 +166,12 @@ async function confirmCandidates(
         : figuresFit(fingerprint, order, tolerancePct);
     if (!mayBeOurs) continue;
     const known = await withDatabase(context, 'orders_get_by_service_id', () =>
-      context.database.orders.getByServiceId(order.id),
+      context.database.orders.getByServiceId(cycle.account, order.id),
     );
     if (known && known.cycleId !== null && known.cycleId !== cycle.id) continue;
     // Listed without its quoteId: the detail tells, and its figures are the ones to record.
-    const record = order.quoteId === undefined ? await context.client.getOrder(order.id, { signal }) : order;
+    const record =
+      order.quoteId === undefined ? await context.account.client.getOrder(order.id, { signal }) : order;
     const quoteId = record.quoteId;
     if (quoteId !== undefined && quoteId !== fingerprint.quoteId) continue;
     candidates.push({
@@ -185,7 +192,7 @@ interface Candidate extends CandidateOrder {
 }
 
 async function adopt(
-  context: EngineContext,
+  context: AccountContext,
   cycle: Cycle,
   fingerprint: CycleFingerprint,
   order: ReturnType<typeof toServiceOrder>,
@@ -225,7 +232,7 @@ async function adopt(
 }
 
 /** Absence is proven by a complete list only: with pages left unread the cycle stays unsure. */
-function unproven(context: EngineContext, cycle: Cycle, listing: OrderListing): ReconcileVerdict {
+function unproven(context: AccountContext, cycle: Cycle, listing: OrderListing): ReconcileVerdict {
   context.metrics.orderListsTruncated.inc({ scan: 'reconcile' });
   context.logger.warn(
     {
@@ -241,7 +248,7 @@ function unproven(context: EngineContext, cycle: Cycle, listing: OrderListing): 
 }
 
 async function haltStrategy(
-  context: EngineContext,
+  context: AccountContext,
   cycle: Cycle,
   orderIds: string[],
 ): Promise<ReconcileVerdict> {

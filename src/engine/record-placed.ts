@@ -19,7 +19,12 @@ export async function recordPlacedOrder(
   asked: CycleFingerprint,
 ): Promise<void> {
   const { database, logger } = context;
-  const serviceOrder: ServiceOrder = { ...order, quoteId: asked.quoteId, status: 'pending' };
+  const serviceOrder: ServiceOrder = {
+    ...order,
+    account: record.cycle.account,
+    quoteId: asked.quoteId,
+    status: 'pending',
+  };
   // An answer that is not what we asked for is still our order: recorded, flagged, the strategy halted.
   const discrepancy = figureDifferences(asked, order);
   try {

@@ -1,6 +1,6 @@
 import type { OrderDetail, OrderListItem } from '../api/index.js';
 import type { ServiceOrder } from '../db/index.js';
-import type { EngineContext } from './context.js';
+import type { AccountContext } from './context.js';
 
 export interface OrderListing {
   /** Each order once, however many pages showed it. */
@@ -17,7 +17,7 @@ export interface OrderListing {
 
 /** The orders the service lists in [from, to] (optionally for one symbol), over at most `maxPages` pages. */
 export async function listOrdersBetween(
-  context: EngineContext,
+  context: AccountContext,
   window: { from: Date; to: Date; symbol?: string },
   options: { signal?: AbortSignal } = {},
 ): Promise<OrderListing> {
@@ -26,7 +26,7 @@ export async function listOrdersBetween(
   const byId = new Map<string, OrderListItem>();
   const { maxPages } = context.settings.reconcile;
   for (let page = 1; ; page++) {
-    const answer = await context.client.listOrders({ ...window, limit: 100, page }, options);
+    const answer = await context.account.client.listOrders({ ...window, limit: 100, page }, options);
     for (const order of answer.data) byId.set(order.id, order);
     const { totalPages } = answer.pagination;
     if (page >= totalPages || answer.data.length === 0) {
@@ -36,8 +36,14 @@ export async function listOrdersBetween(
   }
 }
 
-export function toServiceOrder(order: OrderListItem | OrderDetail, quoteId?: string): ServiceOrder {
+/** `account`: the account whose service listed the order. */
+export function toServiceOrder(
+  account: string,
+  order: OrderListItem | OrderDetail,
+  quoteId?: string,
+): ServiceOrder {
   return {
+    account,
     id: order.id,
     symbol: order.symbol,
     amount: order.amount,

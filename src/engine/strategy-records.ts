@@ -1,7 +1,7 @@
 import type { JsonValue, StrategySeen } from '../db/index.js';
 import { isDecimal, toDecimalText } from '../money.js';
 import type { Metrics } from '../observability/metrics.js';
-import { nextSlotAfter, type Strategy, strategyHash } from '../strategy/index.js';
+import { accountOf, nextSlotAfter, type Strategy, strategyHash } from '../strategy/index.js';
 import type { EngineContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
 
@@ -10,6 +10,7 @@ export async function recordStrategiesSeen(context: EngineContext, strategies: r
   const seen: StrategySeen[] = strategies.map((strategy) => ({
     name: strategy.name,
     kind: strategy.kind,
+    account: accountOf(strategy),
     config: JSON.parse(
       JSON.stringify(strategy, (_key, value) => (isDecimal(value) ? toDecimalText(value) : value)),
     ) as JsonValue,

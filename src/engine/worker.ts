@@ -8,7 +8,13 @@
 import { retryWhileUnreachable } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
-import { formatProblem, loadStrategies, loadStrategiesOrThrow, type Strategy } from '../strategy/index.js';
+import {
+  accountOf,
+  formatProblem,
+  loadStrategies,
+  loadStrategiesOrThrow,
+  type Strategy,
+} from '../strategy/index.js';
 import {
   createAdaptiveLimit,
   createLimiter,
@@ -17,7 +23,7 @@ import {
   type Limiter,
   watchQuoteToOrder,
 } from './concurrency.js';
-import type { EngineContext } from './context.js';
+import { type EngineContext, inAccount } from './context.js';
 import { runCycle } from './cycle.js';
 import { withDatabase } from './engine-errors.js';
 import { Maintenance } from './maintenance.js';
@@ -93,8 +99,10 @@ export class Worker {
       limiter: this.limiter,
       runCycle: async (request) => {
         const startedAt = performance.now();
-        const watched = watchQuoteToOrder(context.tradingClient ?? context.client);
-        const report = await runCycle({ ...context, tradingClient: watched.client }, request);
+        // The cycle works for its strategy's account from here down: its clients, its rows, its locks.
+        const { account } = inAccount(context, accountOf(request.strategy));
+        const watched = watchQuoteToOrder(account.tradingClient ?? account.client);
+        const report = await runCycle({ ...context, account: { ...account, tradingClient: watched.client } }, request);
         limit.observe(startedAt, judgeCycle(report, watched.longestMs(), settings));
         return report;
       },
@@ -163,7 +171,7 @@ export class Worker {
    */
   private async loadFirst() {
     const { context } = this;
-    const loaded = await loadStrategiesOrThrow(this.options.strategiesPath);
+    const loaded = await loadStrategiesOrThrow(this.options.strategiesPath, [...this.context.accounts.keys()]);
     // The database may still be coming back (a failover, a deploy): wait for it rather than exit.
     return retryWhileUnreachable(
       async () => {
@@ -266,7 +274,7 @@ export class Worker {
     const { context } = this;
     let result: ReloadResult;
     try {
-      const loaded = await loadStrategies(this.options.strategiesPath);
+      const loaded = await loadStrategies(this.options.strategiesPath, [...this.context.accounts.keys()]);
       if (!loaded.valid) {
         result = { applied: false, problems: loaded.problems.map(formatProblem) };
         context.logger.error(

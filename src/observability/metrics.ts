@@ -55,14 +55,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     ),
     apiRequestDuration: histogram(
       'treasury_api_request_duration_seconds',
-      'Purchase service request latency by operation (quote, createOrder, tracking, …) and HTTP status',
+      'Purchase service request latency by account, operation (quote, createOrder, tracking, …) and HTTP status',
       apiBuckets,
-      ['operation', 'status'],
+      ['account', 'operation', 'status'],
     ),
     apiErrors: counter(
       'treasury_api_errors_total',
-      'Purchase service errors by operation and stable error code',
-      ['operation', 'code'],
+      'Purchase service errors by account, operation and stable error code',
+      ['account', 'operation', 'code'],
     ),
     quoteToOrder: histogram(
       'treasury_quote_to_order_seconds',
@@ -76,12 +76,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     ),
     apiRateLimited: counter(
       'treasury_api_rate_limited_total',
-      'Pauses the service asked for with a 429 (Retry-After), by the operation that met it: every request of the replica waits them out',
-      ['operation'],
+      'Pauses the service asked for with a 429 (Retry-After), by account and the operation that met it: every request of the replica to that account waits them out',
+      ['account', 'operation'],
     ),
     apiPace: gauge(
       'treasury_api_pace_requests_per_second',
-      'The pace of this replica’s requests to the service, learnt from its 429s and capped by api.rateLimit; 0 while it has none',
+      'The pace of this replica’s requests to an account’s service, learnt from its 429s and capped by its api.rateLimit; 0 while it has none',
+      ['account'],
     ),
     unsureCycles: gauge(
       'treasury_unsure_cycles',

@@ -11,6 +11,11 @@ import type { Simulator } from './simulator.js';
 import type { SandboxOptions, SandboxRequestRecord } from './types.js';
 
 export const DEMO_TOKEN = 'sandbox-demo-token';
+
+/** The token of an account of the demo (no account names a service): `default` keeps the one it always had. */
+export function demoTokenOf(account: string): string {
+  return account === DEFAULT_ACCOUNT ? DEMO_TOKEN : `${DEMO_TOKEN}-${account}`;
+}
 /** The one account of a sandbox started with `tokens`/`readTokens` (or nothing): the worker's `default`. */
 export const DEFAULT_ACCOUNT = 'default';
 const DEFAULT_CREDIT_LIMIT = '1000000.00';

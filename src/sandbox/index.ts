@@ -1,4 +1,4 @@
-export { credentialFingerprint, DEMO_TOKEN, SandboxOptionsError } from './accounts.js';
+export { credentialFingerprint, DEMO_TOKEN, demoTokenOf, SandboxOptionsError } from './accounts.js';
 export { faultConfigSchema } from './faults.js';
 export { startSandbox } from './server.js';
 export type {

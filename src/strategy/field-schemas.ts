@@ -62,6 +62,16 @@ export const percentage = z.unknown().transform((value, ctx): Decimal => {
   return z.NEVER;
 });
 
+/** The account at the service a strategy buys for: one of the settings' `accounts` names. */
+export const accountName = z.string().superRefine((name, ctx) => {
+  if (!/^[a-z0-9-]{1,40}$/.test(name)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be an account name: lowercase letters, digits and hyphens, at most 40 characters (got ${describeValue(name)})`,
+    });
+  }
+});
+
 export const strategyName = z.string().superRefine((name, ctx) => {
   if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name) || name.length > 64) {
     ctx.addIssue({

@@ -14,6 +14,8 @@ export {
   verdictQuote,
 } from './evaluate.js';
 export {
+  accountOf,
+  DEFAULT_ACCOUNT,
   type LoadResult,
   loadStrategies,
   loadStrategiesOrThrow,

@@ -37,7 +37,19 @@ export class StrategyLoadError extends Error {
   }
 }
 
-export async function loadStrategies(path: string): Promise<LoadResult> {
+/** The account of a strategy that names none: the single account of a one-account deployment. */
+export const DEFAULT_ACCOUNT = 'default';
+
+/** The account a strategy buys for. */
+export function accountOf(strategy: Pick<Strategy, 'account'>): string {
+  return strategy.account ?? DEFAULT_ACCOUNT;
+}
+
+/**
+ * `accounts`: the deployment's account names (settings). Given, each strategy must name one of them, and
+ * must name one at all when there are several; absent (a backtest, a file checked alone), any name goes.
+ */
+export async function loadStrategies(path: string, accounts?: readonly string[]): Promise<LoadResult> {
   const listing = await listStrategyFiles(path);
   if ('problem' in listing) return { valid: false, files: [], problems: [listing.problem] };
   const { files } = listing;
@@ -54,6 +66,7 @@ export async function loadStrategies(path: string): Promise<LoadResult> {
     problems.push(...parsed.problems);
   }
   problems.push(...findDuplicateNames(located));
+  if (accounts) problems.push(...checkAccounts(located, accounts));
   if (problems.length > 0) return { valid: false, files, problems: sortProblems(problems, files) };
   return {
     valid: true,
@@ -66,8 +79,8 @@ export async function loadStrategies(path: string): Promise<LoadResult> {
 export type ValidLoad = Extract<LoadResult, { valid: true }>;
 
 /** Like loadStrategies, for callers that cannot go on without a valid set (the worker's start). */
-export async function loadStrategiesOrThrow(path: string): Promise<ValidLoad> {
-  const result = await loadStrategies(path);
+export async function loadStrategiesOrThrow(path: string, accounts?: readonly string[]): Promise<ValidLoad> {
+  const result = await loadStrategies(path, accounts);
   if (!result.valid) throw new StrategyLoadError(result.problems);
   return result;
 }
@@ -172,6 +185,23 @@ function findDuplicateNames(located: readonly LocatedStrategy[]): StrategyProble
     });
   }
   return problems;
+}
+
+function checkAccounts(located: readonly LocatedStrategy[], accounts: readonly string[]): StrategyProblem[] {
+  const known = accounts.join(', ');
+  return located.flatMap(({ strategy, namePosition }) => {
+    const where = { file: strategy.source.file, ...namePosition, key: 'account' };
+    if (strategy.account === undefined) {
+      return accounts.length > 1
+        ? [{ ...where, message: `account: required: this deployment has several accounts (${known})` }]
+        : accounts.includes(DEFAULT_ACCOUNT)
+          ? []
+          : [{ ...where, message: `account: required: name the deployment's account (${known})` }];
+    }
+    return accounts.includes(strategy.account)
+      ? []
+      : [{ ...where, message: `account: unknown account "${strategy.account}" (the settings have ${known})` }];
+  });
 }
 
 function fileProblem(file: string, message: string): StrategyProblem {

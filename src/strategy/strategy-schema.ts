@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Decimal } from '../money.js';
 import {
+  accountName,
   cronText,
   duration,
   money,
@@ -59,6 +60,8 @@ const approval = z.strictObject({
 
 const common = {
   name: strategyName,
+  /** Required once the deployment has several accounts (checked against the settings by the loader). */
+  account: accountName.optional(),
   symbol,
   amount: money('positive'),
   timezone,

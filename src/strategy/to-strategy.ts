@@ -14,6 +14,7 @@ export function toStrategy(
   // Detached: the worker keeps these for its life, and a slice would keep the whole file's text with them.
   const common = {
     name: detached(document.name),
+    ...(document.account !== undefined && { account: detached(document.account) }),
     symbol: detached(document.symbol),
     amount: compact(document.amount),
     timezone: detached(document.timezone),

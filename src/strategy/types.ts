@@ -41,6 +41,11 @@ export interface StrategyApproval {
 
 interface StrategyCommon {
   name: string;
+  /**
+   * The account it buys for, as written; absent means the single account `default` (accountOf). Left out
+   * of the record when not written, so that a strategy of a one-account deployment keeps its hash.
+   */
+  account?: string;
   symbol: string;
   /** The fiat amount passed to GET /client/quote. */
   amount: Decimal;

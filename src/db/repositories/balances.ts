@@ -1,4 +1,4 @@
-import { desc, sql } from 'drizzle-orm';
+import { desc, eq, sql } from 'drizzle-orm';
 import type { DrizzleHandle } from '../connection.js';
 import { balanceSnapshots } from '../schema.js';
 import type { BalanceInput, BalanceSnapshot } from '../types.js';
@@ -6,12 +6,14 @@ import type { BalanceInput, BalanceSnapshot } from '../types.js';
 export interface BalancesRepository {
   /** Stores a balance summary as read from the service, optionally as the input of a cycle's decision. */
   record(snapshot: BalanceInput): Promise<BalanceSnapshot>;
-  latest(): Promise<BalanceSnapshot | null>;
+  /** The account's latest snapshot. */
+  latest(account: string): Promise<BalanceSnapshot | null>;
 }
 
 function toSnapshot(row: typeof balanceSnapshots.$inferSelect): BalanceSnapshot {
   return {
     id: row.id,
+    account: row.account,
     fiat: { currency: row.fiatCurrency, balance: row.fiatBalance },
     crypto: { currency: row.cryptoCurrency, balance: row.cryptoBalance },
     credit: { total: row.creditTotal, used: row.creditUsed, available: row.creditAvailable },
@@ -29,6 +31,7 @@ export function createBalancesRepository(db: DrizzleHandle): BalancesRepository 
   const insertSnapshot = db
     .insert(balanceSnapshots)
     .values({
+      account: p('account'),
       fiatCurrency: p('fiatCurrency'),
       fiatBalance: p('fiatBalance'),
       cryptoCurrency: p('cryptoCurrency'),
@@ -45,6 +48,7 @@ export function createBalancesRepository(db: DrizzleHandle): BalancesRepository 
   return {
     async record(snapshot) {
       const columns = {
+        account: snapshot.account,
         fiatCurrency: snapshot.fiat.currency,
         fiatBalance: snapshot.fiat.balance,
         cryptoCurrency: snapshot.crypto.currency,
@@ -61,10 +65,11 @@ export function createBalancesRepository(db: DrizzleHandle): BalancesRepository 
       return toSnapshot({ id: row.id, ...columns });
     },
 
-    async latest() {
+    async latest(account) {
       const [row] = await db
         .select()
         .from(balanceSnapshots)
+        .where(eq(balanceSnapshots.account, account))
         .orderBy(desc(balanceSnapshots.takenAt), desc(balanceSnapshots.id))
         .limit(1);
       return row ? toSnapshot(row) : null;

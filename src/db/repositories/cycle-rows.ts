@@ -37,6 +37,7 @@ export function claimedCycle(id: number, input: ClaimSlotInput, now: Date): Cycl
   return {
     id,
     strategy: input.strategy,
+    account: input.account,
     slot: input.slot,
     trigger: input.trigger,
     state: 'claimed',

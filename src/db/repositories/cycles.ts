@@ -47,14 +47,20 @@ export interface CyclesRepository {
   getBySlot(strategy: string, slot: Date): Promise<Cycle | null>;
   listRecent(options?: { limit?: number; strategy?: string }): Promise<Cycle[]>;
   listByState(state: CycleState, limit?: number): Promise<Cycle[]>;
-  /** The cycles of ours, in any state, that acted on these quoteIds: quoteId → the cycle's id and state. */
-  ownersOfQuotes(quoteIds: readonly string[]): Promise<Map<string, { cycleId: number; state: CycleState }>>;
+  /**
+   * The cycles of ours for the account, in any state, that acted on these quoteIds: quoteId → the cycle's id
+   * and state. A quote id is one account's: the same text at another account is another quote.
+   */
+  ownersOfQuotes(
+    account: string,
+    quoteIds: readonly string[],
+  ): Promise<Map<string, { cycleId: number; state: CycleState }>>;
   /** Cycles whose order the service reports with other figures than asked, newest first. */
   listWithDiscrepancy(limit?: number): Promise<Cycle[]>;
   /** How many cycles are in the state, without reading them (the maintenance gauges, every pass). */
   countByState(state: CycleState): Promise<number>;
-  /** Leases up to `limit` unsure cycles whose lease is free or expired; other owners skip them. */
-  claimUnsure(owner: string, leaseMs: number, limit: number, now?: Date): Promise<Cycle[]>;
+  /** Leases up to `limit` unsure cycles of the account whose lease is free or expired; others skip them. */
+  claimUnsure(account: string, owner: string, leaseMs: number, limit: number, now?: Date): Promise<Cycle[]>;
   /** The latest slot of the strategy that any replica claimed (handled or in progress), for the missed policy. */
   latestSlot(strategy: string): Promise<Date | null>;
   /** Which of these strategies have a cycle of the slot, in any state: their claim would be lost. */
@@ -83,6 +89,7 @@ export function createCyclesRepository(
       .insert(cycles)
       .values({
         strategy: p('strategy'),
+        account: p('account'),
         strategyVersion: p('strategyVersion'),
         slot: p('slot'),
         trigger: p('trigger'),
@@ -119,7 +126,13 @@ export function createCyclesRepository(
   const unsureDue = db
     .select({ id: cycles.id })
     .from(cycles)
-    .where(and(eq(cycles.state, 'unsure'), or(isNull(cycles.leaseUntil), lt(cycles.leaseUntil, p('now')))))
+    .where(
+      and(
+        eq(cycles.account, p('account')),
+        eq(cycles.state, 'unsure'),
+        or(isNull(cycles.leaseUntil), lt(cycles.leaseUntil, p('now'))),
+      ),
+    )
     .orderBy(asc(cycles.updatedAt))
     .limit(p('limit'))
     .for('update', { skipLocked: true });
@@ -147,7 +160,8 @@ export function createCyclesRepository(
   const claimWithFigures: CyclesRepository['claimSlotWithFigures'] = async (input, periods) => {
     const now = clock();
     const [row] = await insertClaim.execute({
-      ...figuresParameters({ strategy: input.strategy, periods }),
+      ...figuresParameters({ strategy: input.strategy, account: input.account, periods }),
+      account: input.account,
       strategyVersion: input.strategyVersion ?? null,
       slot: input.slot,
       trigger: input.trigger,
@@ -225,13 +239,13 @@ export function createCyclesRepository(
       return row?.count ?? 0;
     },
 
-    async ownersOfQuotes(quoteIds) {
+    async ownersOfQuotes(account, quoteIds) {
       const owners = new Map<string, { cycleId: number; state: CycleState }>();
       if (quoteIds.length === 0) return owners;
       const rows = await db
         .select({ quoteId: cycles.quoteId, cycleId: cycles.id, state: cycles.state })
         .from(cycles)
-        .where(inArray(cycles.quoteId, [...quoteIds]));
+        .where(and(eq(cycles.account, account), inArray(cycles.quoteId, [...quoteIds])));
       for (const row of rows) {
         if (row.quoteId !== null)
           owners.set(row.quoteId, { cycleId: row.cycleId, state: row.state as CycleState });
@@ -259,8 +273,9 @@ export function createCyclesRepository(
       return rows.map(toCycle);
     },
 
-    async claimUnsure(owner, leaseMs, limit, now = clock()) {
+    async claimUnsure(account, owner, leaseMs, limit, now = clock()) {
       const rows = await leaseUnsure.execute({
+        account,
         owner,
         leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
         now: now.toISOString(),

@@ -45,6 +45,8 @@ export type IntentVerdict =
 export interface IntentGuard {
   /** Intents of one strategy are serialized across replicas; other strategies never wait. */
   strategy: string;
+  /** The strategy's account: its credit-guarded intents take that account's lock, never another's. */
+  account: string;
   /**
    * The budget periods (day within month) that contain an instant: called with the moment the intent is
    * written, which is the moment its money is charged to (`submitted_at`).
@@ -111,8 +113,20 @@ export function lockKeyOfIntent(strategy: string): string {
   return key;
 }
 
-/** Credit guards judge one account: their intents are serialized across strategies and replicas. */
-const CREDIT_ACCOUNT_LOCK_KEY = advisoryLockKey('intent:credit-account');
+/**
+ * Credit guards judge one account's credit line: their intents are serialized across the account's
+ * strategies and every replica, and two accounts never wait on each other.
+ */
+const creditLockKeys = new Map<string, string>();
+
+export function lockKeyOfCredit(account: string): string {
+  let key = creditLockKeys.get(account);
+  if (key === undefined) {
+    key = advisoryLockKey(`intent:credit-account:${account}`);
+    creditLockKeys.set(account, key);
+  }
+  return key;
+}
 
 const p = sql.placeholder;
 
@@ -219,12 +233,13 @@ export function createIntentCommit(
       // The locks cannot join the re-read: that statement's snapshot would predate their grant and miss an
       // intent committed while it waited.
       const keys = [
-        ...(guard.balanceReadAt ? [CREDIT_ACCOUNT_LOCK_KEY] : []),
+        ...(guard.balanceReadAt ? [lockKeyOfCredit(guard.account)] : []),
         lockKeyOfIntent(guard.strategy),
       ];
       await tx.execute(lockStatement(guard.timeoutMs, keys));
       const figures = await readSpendFigures(statements.figures, {
         strategy: guard.strategy,
+        account: guard.account,
         periods: guard.periodsAt(now),
         ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
       });

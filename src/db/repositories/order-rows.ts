@@ -41,6 +41,7 @@ export function newOrderColumns(
 ) {
   const status: SettlementStatus = order.status ?? 'pending';
   return {
+    account: order.account,
     serviceOrderId: order.id,
     cycleId,
     origin,

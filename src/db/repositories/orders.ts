@@ -45,7 +45,8 @@ export interface OrdersRepository {
   /** Records an order found at the service that no cycle of ours placed. Idempotent like recordPlaced. */
   recordExternal(order: ServiceOrder, options?: { nextCheckAt?: Date }): Promise<OrderRecord>;
   get(id: number): Promise<OrderRecord | null>;
-  getByServiceId(serviceOrderId: string): Promise<OrderRecord | null>;
+  /** The order of this id at the account's service. */
+  getByServiceId(account: string, serviceOrderId: string): Promise<OrderRecord | null>;
   forCycle(cycleId: number): Promise<OrderRecord | null>;
   /** Leases up to `limit` unsettled orders due for a check; other owners skip them until the lease ends. */
   claimDue(owner: string, now: Date, leaseMs: number, limit: number): Promise<OrderRecord[]>;
@@ -81,6 +82,7 @@ function recordPlacedStatement(db: DrizzleHandle) {
   const insertOrder = db
     .insert(orders)
     .values({
+      account: p('account'),
       serviceOrderId: p('serviceOrderId'),
       cycleId: p('cycleId'),
       origin: 'cycle',
@@ -98,7 +100,7 @@ function recordPlacedStatement(db: DrizzleHandle) {
       // Not a placeholder of its own: the column's encoder would be handed a null.
       settledAt: sql`case when ${p('status')} = 'settled' then ${encoded(orders.settledAt, 'now')}::timestamptz end`,
     })
-    .onConflictDoNothing({ target: orders.serviceOrderId })
+    .onConflictDoNothing({ target: [orders.account, orders.serviceOrderId] })
     .returning({ id: orders.id, status: orders.status });
   const placedOrder = db
     .$with('placed_order', { id: orders.id, status: orders.status })
@@ -165,7 +167,7 @@ export function createOrdersRepository(
   const selectByServiceId = db
     .select()
     .from(orders)
-    .where(eq(orders.serviceOrderId, p('serviceOrderId')))
+    .where(and(eq(orders.account, p('account')), eq(orders.serviceOrderId, p('serviceOrderId'))))
     .prepare('orders_get_by_service_id');
   const placeOnPool = recordPlacedStatement(db);
 
@@ -184,7 +186,7 @@ export function createOrdersRepository(
     const [inserted] = await tx
       .insert(orders)
       .values(columns)
-      .onConflictDoNothing({ target: orders.serviceOrderId })
+      .onConflictDoNothing({ target: [orders.account, orders.serviceOrderId] })
       .returning();
     if (!inserted) {
       if (cycleId !== null) {
@@ -196,11 +198,16 @@ export function createOrdersRepository(
             quoteId: order.quoteId ?? sql`${orders.quoteId}`,
             updatedAt: now,
           })
-          .where(and(eq(orders.serviceOrderId, order.id), isNull(orders.cycleId)))
+          .where(
+            and(eq(orders.account, order.account), eq(orders.serviceOrderId, order.id), isNull(orders.cycleId)),
+          )
           .returning();
         if (adopted) return toOrder(adopted);
       }
-      const [existing] = await tx.select().from(orders).where(eq(orders.serviceOrderId, order.id));
+      const [existing] = await tx
+        .select()
+        .from(orders)
+        .where(and(eq(orders.account, order.account), eq(orders.serviceOrderId, order.id)));
       return toOrder(existing as OrderRow);
     }
     const [event] = await tx
@@ -306,8 +313,8 @@ export function createOrdersRepository(
       );
     },
 
-    async getByServiceId(serviceOrderId) {
-      return first(await selectByServiceId.execute({ serviceOrderId }));
+    async getByServiceId(account, serviceOrderId) {
+      return first(await selectByServiceId.execute({ account, serviceOrderId }));
     },
 
     async forCycle(cycleId) {

@@ -45,6 +45,8 @@ export interface SpendFigures {
 
 export interface FiguresQuery {
   strategy: string;
+  /** The strategy's account: credit pending is that account's (each account has its own credit line). */
+  account: string;
   /** `day` must lie within `month`, as a calendar day lies within its calendar month. */
   periods: { day: Period; month: Period };
   creditSince?: Date;
@@ -61,8 +63,8 @@ const p = sql.placeholder;
  * in one exchange after that (bench/README.md, "Round trips per cycle").
  *
  * Every figure comes back as text, the same from both drivers. Credit pending is account-wide (the credit
- * line is one for every strategy): every cycle in flight or unsure counts in full until resolved, and every
- * one placed since the balance read. Placed cycles are found through cycles_state_idx (a placed cycle's
+ * line is one for every strategy of the account, and only of it): every cycle of the account in flight or
+ * unsure counts in full until resolved, and every one placed since the balance read. Placed cycles are found through cycles_state_idx (a placed cycle's
  * updated_at is at or after its submitted_at).
  */
 export function spendFiguresStatement(executor: DrizzleHandle) {
@@ -102,8 +104,10 @@ export function spendFiguresQuery(executor: DrizzleHandle) {
           'paused',
         ),
       creditPending: sql<string | null>`case when ${since} is null then null else (
-        coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} in ${[...ORDER_UNCONFIRMED]}), 0)
+        coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} in ${[...ORDER_UNCONFIRMED]}
+            and ${cycles.account} = ${p('account')}), 0)
         + coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} = 'placed'
+            and ${cycles.account} = ${p('account')}
             and ${cycles.updatedAt} >= ${since} and ${cycles.submittedAt} >= ${since}), 0)
       )::text end`.as('credit_pending'),
     })
@@ -130,9 +134,10 @@ export async function readSpendFigures(
 }
 
 /** The placeholders' values of spendFiguresQuery. */
-export function figuresParameters({ strategy, periods, creditSince }: FiguresQuery) {
+export function figuresParameters({ strategy, account, periods, creditSince }: FiguresQuery) {
   return {
     strategy,
+    account,
     dayStart: periods.day.start.toISOString(),
     dayEnd: periods.day.end.toISOString(),
     monthStart: periods.month.start.toISOString(),

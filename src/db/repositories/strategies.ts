@@ -23,6 +23,7 @@ function toStrategy(row: StrategyRow): StrategyRecord {
   return {
     name: row.name,
     kind: row.kind,
+    account: row.account,
     config: row.config as JsonValue,
     hash: row.configHash,
     firstSeenAt: row.firstSeenAt,
@@ -49,6 +50,7 @@ export function createStrategiesRepository(
           chunk.map((strategy) => ({
             name: strategy.name,
             kind: strategy.kind,
+            account: strategy.account,
             config: strategy.config,
             configHash: strategy.hash,
             firstSeenAt: now,
@@ -58,6 +60,7 @@ export function createStrategiesRepository(
           target: strategies.name,
           set: {
             kind: sql`excluded.kind`,
+            account: sql`excluded.account`,
             config: sql`excluded.config`,
             configHash: sql`excluded.config_hash`,
             lastSeenAt: sql`excluded.last_seen_at`,
