@@ -23,8 +23,9 @@ export function registerValidateCommands(program: Command): void {
 
 async function runValidate(path: string | undefined, flags: ValidateFlags): Promise<void> {
   const { loadStrategies, resolveStrategiesPath } = await import('../strategy/index.js');
-  const result = await loadStrategies(resolveStrategiesPath(path));
-  const settingsProblems = await readSettingsProblems();
+  const { accounts, problems: settingsProblems } = await readSettings();
+  // With the settings read, each strategy's account is checked against theirs, as `run` will.
+  const result = await loadStrategies(resolveStrategiesPath(path), accounts);
   if (flags.json) process.stdout.write(`${JSON.stringify(toJson(result, settingsProblems))}\n`);
   else printHuman(result, settingsProblems);
   // exitCode rather than exit(): stdout may be a pipe that has not been flushed yet.
@@ -39,19 +40,22 @@ interface ProblemView {
   message: string;
 }
 
-/** The worker settings (TREASURY_CONFIG and env) are checked too: a bad port stops `run` as surely as a bad file. */
-async function readSettingsProblems(): Promise<ProblemView[]> {
+/**
+ * The worker settings (TREASURY_CONFIG and env) are checked too: a bad port stops `run` as surely as a bad
+ * file. Their account names when they are valid; their problems when not.
+ */
+async function readSettings(): Promise<{ accounts?: string[]; problems: ProblemView[] }> {
   const {
     formatProblem: formatSettingsProblem,
     loadSettings,
     SettingsError,
   } = await import('../config/index.js');
   try {
-    loadSettings({ env: process.env });
-    return [];
+    const settings = loadSettings({ env: process.env });
+    return { accounts: settings.accounts.map((account) => account.name), problems: [] };
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error;
-    return error.problems.map((problem) => {
+    const problems = error.problems.map((problem) => {
       const position = /^(.*):(\d+):(\d+)$/.exec(problem.where);
       return {
         file: position ? position[1]! : problem.where,
@@ -61,6 +65,7 @@ async function readSettingsProblems(): Promise<ProblemView[]> {
         message: formatSettingsProblem(problem),
       };
     });
+    return { problems };
   }
 }
 

@@ -99,16 +99,16 @@ export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [
   {
     path: '/cycles/:id/adopt',
     permission: 'operate',
-    async run({ database, client }, session, params, body) {
+    async run({ database, accounts }, session, params, body) {
       const cycleId = cycleIdOf(params.id);
       const serviceOrderId = serviceOrderIdOf(text(body, 'order'));
-      if (!client) {
+      if (accounts.size === 0) {
         throw new ConsoleInputError(
           'adopting an order reads it from the purchase service, and this console has none: use the console of `treasury-bot run`, or set TREASURY_API_URL and its token for `treasury-bot console`',
         );
       }
       await resolveUnsureCycle(
-        { database, client },
+        { database, accounts },
         cycleId,
         { kind: 'order', serviceOrderId },
         session.person.name,

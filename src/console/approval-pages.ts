@@ -5,7 +5,7 @@
  */
 import { html } from 'hono/html';
 import { createApprovalControl } from '../control/index.js';
-import type { Cycle, Database, Envelope, ParkedCycle } from '../db/index.js';
+import { type Cycle, type Database, type Envelope, EVERY_ACCOUNT, type ParkedCycle } from '../db/index.js';
 import { formatDuration } from '../strategy/index.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
@@ -21,8 +21,8 @@ export async function approvalsPage(
   const now = clock();
   const control = createApprovalControl(database);
   const [parked, envelopes, strategies] = await Promise.all([
-    control.listParked(),
-    control.listEnvelopes(),
+    control.listParked(EVERY_ACCOUNT),
+    control.listEnvelopes(EVERY_ACCOUNT),
     database.strategies.list(),
   ]);
   const canApprove = allows(session.person.role, 'approve');
@@ -84,7 +84,7 @@ ${
 
 /** The Attention page's pointer to the parked cycles, when there are any. */
 export async function waitingApprovalsNote(database: Database): Promise<Html | string> {
-  const parked = await database.approvals.listParked();
+  const parked = await database.approvals.listParked(EVERY_ACCOUNT);
   if (parked.length === 0) return '';
   return html`<p class="banner">${parked.length} cycle(s) wait for approval: <a href="/approvals">Approvals</a>.</p>`;
 }

@@ -1,6 +1,6 @@
-import type { PurchaseClient } from '../api/index.js';
 import type { OidcSettings } from '../config/schema.js';
 import type { ConsoleSession, ConsoleStore, Database } from '../db/index.js';
+import type { AccountLink } from '../engine/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ProcessFacts } from '../observability/process-facts.js';
@@ -12,10 +12,11 @@ export interface ConsoleContext {
   clock: () => Date;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
   /**
-   * The purchase service, for adopting an order (read from the service before it is recorded). Absent
-   * where nothing real can be read: `console` without TREASURY_API_URL.
+   * Each account's purchase service, for adopting an order (read from its account's service before it is
+   * recorded) and the reconciliation report. Empty where nothing real can be read: `console` without
+   * TREASURY_API_URL.
    */
-  client?: PurchaseClient;
+  accounts: ReadonlyMap<string, AccountLink>;
   /**
    * Host names the console answers to besides loopback's (TREASURY_CONSOLE_URL's, the ops address's): any
    * other Host header is refused, so that a page of a rebound DNS name cannot read the console.

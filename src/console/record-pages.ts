@@ -4,7 +4,13 @@
  * what needs a person (unsure cycles, halted strategies, discrepancies).
  */
 import { html } from 'hono/html';
-import { type ConsoleSession, type Cycle, SETTLEMENT_STATUSES, type SettlementStatus } from '../db/index.js';
+import {
+  type ConsoleSession,
+  type Cycle,
+  EVERY_ACCOUNT,
+  SETTLEMENT_STATUSES,
+  type SettlementStatus,
+} from '../db/index.js';
 import { ConsoleInputError } from './actions.js';
 import { cycleApprovalSection, waitingApprovalsNote } from './approval-pages.js';
 import { cumulativeSpendChart, priceChart } from './charts.js';
@@ -238,9 +244,9 @@ export async function attentionPage(
 ): Promise<Html> {
   const [waiting, unsure, halted, flagged, external] = await Promise.all([
     waitingApprovalsNote(database),
-    database.cycles.listByState('unsure', 200),
-    database.strategies.listHalted(),
-    database.cycles.listWithDiscrepancy(100),
+    database.cycles.listByState(EVERY_ACCOUNT, 'unsure', 200),
+    database.strategies.listHalted(EVERY_ACCOUNT),
+    database.cycles.listWithDiscrepancy(EVERY_ACCOUNT, 100),
     store.reads.listOrders({ origin: 'external', limit: EXTERNAL_SHOWN }),
   ]);
   const canOperate = allows(session.person.role, 'operate');

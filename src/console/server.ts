@@ -12,7 +12,7 @@ import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
 import { PurchaseApiError } from '../api/index.js';
-import { ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
+import { ApprovalError, ConsoleActionError, EVERY_ACCOUNT, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
 import { registerReportRoutes, sendOrderExport } from '../reports/index.js';
 import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
@@ -172,6 +172,7 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       return sendOrderExport(reply, context.database, period, {
         format: 'csv',
         filter: { strategy, status },
+        scope: EVERY_ACCOUNT,
       });
     });
     scope.get('/live', { config: { requires: 'read', passive: true } }, async (request, reply) => {
@@ -182,8 +183,9 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
     if (context.reports) {
       registerReportRoutes(scope, {
         database: context.database,
-        client: context.client,
+        accounts: context.accounts,
         timeZone: context.reports.timeZone,
+        scopeOf: () => EVERY_ACCOUNT,
       });
     }
 

@@ -1,4 +1,13 @@
 /** The persistence layer's public surface: everything outside src/db imports from here. */
+export {
+  AccountNotInScopeError,
+  type AccountScope,
+  accountsParameter,
+  EVERY_ACCOUNT,
+  inScope,
+  narrowScope,
+  oneAccount,
+} from './account-scope.js';
 export { advisoryLockKey } from './advisory-key.js';
 export { DatabaseTimeoutError, withinDatabaseTimeout } from './call-timeout.js';
 export { type DatabaseKind, describeTarget, type ReservedConnection } from './connection.js';
