@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_ACTIONS } from '../../src/console/approval-actions.js';
 import { allows } from '../../src/console/permissions.js';
 import { type ApprovalControl, createApprovalControl } from '../../src/control/index.js';
-import { openConsoleStore, ROLES, type Role } from '../../src/db/index.js';
+import { EVERY_ACCOUNT, openConsoleStore, ROLES, type Role } from '../../src/db/index.js';
 import { recordStrategiesSeen } from '../../src/engine/index.js';
 import type { DcaStrategy } from '../../src/strategy/index.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
@@ -175,7 +175,7 @@ describe('console approvals', () => {
       _csrf: await approver.csrfFrom('/approvals'),
     });
     expect(add.status, add.body).toBe(303);
-    const [own] = await control.listEnvelopes();
+    const [own] = await control.listEnvelopes(EVERY_ACCOUNT);
     expect(own).toMatchObject({ createdBy: 'approver', activeAt: null });
     const before = await lastAuditId();
     const refused = await approver.post(`/envelopes/${own!.id}/approve`, {
@@ -241,7 +241,7 @@ describe('console approvals', () => {
       expect(page.body.includes('action="/envelopes"'), role).toBe(allows(role, 'approve'));
     }
     const overview = await clients.get('viewer')!.get('/');
-    const parked = (await control.listParked()).length;
+    const parked = (await control.listParked(EVERY_ACCOUNT)).length;
     expect(overview.body).toContain(`<div class="card"><b>${parked}</b>parked</div>`);
     const attention = await clients.get('operator')!.get('/attention');
     expect(attention.body).toContain(

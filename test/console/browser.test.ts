@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { hashPassword } from '../../src/console/passwords.js';
 import { registerConsole } from '../../src/console/server.js';
-import { type Database, openConsoleStore, openMigratedDatabase } from '../../src/db/index.js';
+import { type Database, EVERY_ACCOUNT, openConsoleStore, openMigratedDatabase } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { createReceiverServer, listen } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -81,7 +81,7 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     database = test.url
       ? test.database
       : (await openMigratedDatabase({ dataDir: env.TREASURY_DATA_DIR })).database;
-    const [cycle] = await database.cycles.listRecent({ limit: 1 });
+    const [cycle] = await database.cycles.listRecent(EVERY_ACCOUNT, { limit: 1 });
     cycleId = cycle!.id;
     await database.strategies.upsertSeen([
       { name: INJECTED, kind: 'dca', config: { name: INJECTED }, hash: 'h' },
