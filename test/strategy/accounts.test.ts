@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isDemo, loadSettings } from '../../src/config/index.js';
 import {
   accountOf,
   formatProblem,
@@ -67,5 +68,20 @@ describe("a strategy's account", () => {
     const unnamed = hashOf(DOCUMENT);
     expect(hashOf(`account: northco\n${DOCUMENT}`)).not.toBe(unnamed);
     expect(hashOf(`account: northco\n${DOCUMENT}`)).not.toBe(hashOf(`account: southco\n${DOCUMENT}`));
+  });
+});
+
+describe('the two-entity demo of npm start', () => {
+  it('config/demo.yaml names two sandbox accounts whose strategies are valid', async () => {
+    const settings = loadSettings({ env: { TREASURY_CONFIG: 'config/demo.yaml' }, cwd: process.cwd() });
+    const names = settings.accounts.map((account) => account.name);
+    expect(names).toEqual(['northco', 'southco']);
+    expect(isDemo(settings)).toBe(true);
+    const result = await loadStrategies(settings.strategies.path, names);
+    expect(
+      result.valid
+        ? result.strategies.map((strategy) => accountOf(strategy))
+        : result.problems.map(formatProblem),
+    ).toEqual(['northco', 'southco']);
   });
 });
