@@ -127,11 +127,10 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       'treasury_halted_strategies',
       'Strategies whose automation is stopped until an operator clears them (ambiguous reconciliation)',
     ),
-    openOrders: gauge(
-      'treasury_open_orders',
-      'Orders not yet settled, by account and settlement status',
-      ['account', 'status'],
-    ),
+    openOrders: gauge('treasury_open_orders', 'Orders not yet settled, by account and settlement status', [
+      'account',
+      'status',
+    ]),
     settlementChanges: counter(
       'treasury_settlement_changes_total',
       'Settlement status changes recorded, by new status and source (poll, webhook, reconcile)',

@@ -119,8 +119,7 @@ export function createTracking(deps: TrackingDeps): Tracking {
   const receiver =
     receiving.length === 0 ? undefined : createWebhookReceiver({ ...common, accounts: receiving, settings });
   const names = deps.accounts.map((account) => account.name);
-  const survey = () =>
-    surveyOpenOrders({ ...common, stuckAfterMs: settings.stuckAfterMs, accounts: names });
+  const survey = () => surveyOpenOrders({ ...common, stuckAfterMs: settings.stuckAfterMs, accounts: names });
   const surveyor = createPeriodicTask({
     name: 'tracking survey',
     intervalMs: settings.surveyIntervalMs,

@@ -50,7 +50,9 @@ export async function registerWebhooks(
 ): Promise<RegistrationResult[]> {
   const results: RegistrationResult[] = [];
   for (const account of accounts)
-    results.push(await registerAccount(account, settings.webhook.publicUrl, logger.child({ account: account.name })));
+    results.push(
+      await registerAccount(account, settings.webhook.publicUrl, logger.child({ account: account.name })),
+    );
   return results;
 }
 

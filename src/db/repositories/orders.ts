@@ -203,7 +203,11 @@ export function createOrdersRepository(
             updatedAt: now,
           })
           .where(
-            and(eq(orders.account, order.account), eq(orders.serviceOrderId, order.id), isNull(orders.cycleId)),
+            and(
+              eq(orders.account, order.account),
+              eq(orders.serviceOrderId, order.id),
+              isNull(orders.cycleId),
+            ),
           )
           .returning();
         if (adopted) return toOrder(adopted);

@@ -17,12 +17,15 @@ import {
   type SandboxOptions,
   startSandbox,
 } from '../../../src/sandbox/index.js';
+import { DEFAULT_ACCOUNT } from '../../../src/strategy/index.js';
 import { createTracker, createWebhookReceiver, type WebhookReceiver } from '../../../src/tracking/index.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { createTestDatabase, type TestBackend, type TestDatabase } from '../../support/database.js';
 
 export const SECRET = 'whsec-Zq8v1TtY3mKp0rLx';
 
 export interface Bench {
+  /** The account of the bench's client: the sandbox's one account, `default`. */
+  account: string;
   sandbox: RunningSandbox;
   test: TestDatabase;
   database: Database;
@@ -61,10 +64,10 @@ export function createClock(): FakeableClock {
   return clock;
 }
 
-export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<Bench> {
+export async function startBench(sandboxOptions: SandboxOptions = {}, backend?: TestBackend): Promise<Bench> {
   const clock = createClock();
   const sandbox = await startSandbox({ stepMs: 0, webhookRetryDelaysMs: [5, 5], ...sandboxOptions });
-  const test = await createTestDatabase(undefined, { clock });
+  const test = await createTestDatabase(backend, { clock });
   const requests: RequestEvent[] = [];
   const client = createPurchaseClient({
     baseUrl: sandbox.url,
@@ -80,6 +83,7 @@ export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<B
     destination: { write: (line) => lines.push(line) },
   });
   return {
+    account: DEFAULT_ACCOUNT,
     sandbox,
     test,
     database: test.database,
@@ -94,7 +98,9 @@ export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<B
     async placeOrder({ record = true } = {}) {
       const quote = await client.getQuote({ symbol: 'USDTBRL', amount: new Decimal('1000') });
       const placed = await client.createOrder({ quoteId: quote.quoteId });
-      const order = record ? await test.database.orders.recordExternal(placed) : null;
+      const order = record
+        ? await test.database.orders.recordExternal({ ...placed, account: DEFAULT_ACCOUNT })
+        : null;
       return { serviceOrderId: placed.id, order };
     },
     async close() {
@@ -128,7 +134,11 @@ export async function startReceiver(
 ): Promise<ReceiverListener> {
   const settings = bench.settings({ poll: { enabled: false }, ...settingsOverrides });
   const tracker = createTracker({ ...bench, settings });
-  const receiver = createWebhookReceiver({ ...bench, tracker, secret: SECRET, settings });
+  const receiver = createWebhookReceiver({
+    ...bench,
+    accounts: [{ name: bench.account, secret: SECRET, tracker }],
+    settings,
+  });
   const http = await startHttp((app) => receiver.register(app));
   return {
     receiver,
