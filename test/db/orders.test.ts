@@ -292,21 +292,37 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
     const mine = (list: { id: number }[]) => list.map((order) => order.id).filter((id) => ids.includes(id));
 
     const [a, b] = await Promise.all([
-      db.orders.claimDue('tracker-a', now, 30_000, 40),
-      replica.orders.claimDue('tracker-b', now, 30_000, 40),
+      db.orders.claimDue('default', 'tracker-a', now, 30_000, 40),
+      replica.orders.claimDue('default', 'tracker-b', now, 30_000, 40),
     ]);
     expect(mine(a).filter((id) => mine(b).includes(id))).toEqual([]);
     expect([...mine(a), ...mine(b)].sort((x, y) => x - y)).toEqual(ids);
     expect([...a, ...b].some((order) => order.id === later.id)).toBe(false);
 
     expect(
-      mine(await db.orders.claimDue('tracker-c', new Date(now.getTime() + 29_000), 30_000, 100)),
+      mine(await db.orders.claimDue('default', 'tracker-c', new Date(now.getTime() + 29_000), 30_000, 100)),
     ).toEqual([]);
     // Applying a report or rescheduling releases the lease; an expired lease frees the rest.
     await db.orders.reschedule(ids[0]!, now);
-    const freed = await db.orders.claimDue('tracker-c', new Date(now.getTime() + 29_000), 30_000, 100);
+    const freed = await db.orders.claimDue(
+      'default',
+      'tracker-c',
+      new Date(now.getTime() + 29_000),
+      30_000,
+      100,
+    );
     expect(mine(freed)).toEqual([ids[0]]);
-    const expired = await db.orders.claimDue('tracker-c', new Date(now.getTime() + 31_000), 30_000, 100);
+    // Another account's tracker leases none of them.
+    expect(
+      await db.orders.claimDue('elsewhere', 'tracker-d', new Date(now.getTime() + 31_000), 30_000, 100),
+    ).toEqual([]);
+    const expired = await db.orders.claimDue(
+      'default',
+      'tracker-c',
+      new Date(now.getTime() + 31_000),
+      30_000,
+      100,
+    );
     expect(mine(expired)).toHaveLength(23);
   });
 

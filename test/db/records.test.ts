@@ -67,6 +67,7 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
 
   it('stores a webhook event once and tracks its processing', async () => {
     const event = {
+      account: 'default',
       dedupeKey: 'order:ord-1:pending',
       kind: 'order',
       serviceOrderId: 'ord-1',
@@ -75,6 +76,8 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     };
     expect(await db.webhookEvents.store(event)).toBe('stored');
     expect(await db.webhookEvents.store({ ...event, receivedAt: new Date() })).toBe('duplicate');
+    // Deduplicated per account: the same content on another account's path is that account's event.
+    expect(await db.webhookEvents.store({ ...event, account: 'north' })).toBe('stored');
     await db.webhookEvents.store({
       ...event,
       dedupeKey: 'deposit:1',
@@ -83,15 +86,25 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     });
 
     const pending = await db.webhookEvents.listUnprocessed();
-    expect(pending.map((stored) => stored.dedupeKey)).toEqual(['order:ord-1:pending', 'deposit:1']);
+    expect(pending.map((stored) => [stored.account, stored.dedupeKey])).toEqual([
+      ['default', 'order:ord-1:pending'],
+      ['north', 'order:ord-1:pending'],
+      ['default', 'deposit:1'],
+    ]);
     expect(pending[0]).toMatchObject({
       status: 'pending',
       processedAt: null,
       payload: { event: 'order', data: { id: 'ord-1', price: '5.4321', amount: 2500 } },
     });
 
-    await db.webhookEvents.markProcessed('order:ord-1:pending');
-    await db.webhookEvents.markProcessed('deposit:1', 'unknown_order');
+    await db.webhookEvents.markProcessed('default', 'order:ord-1:pending');
+    await db.webhookEvents.markProcessed('default', 'deposit:1', 'unknown_order');
+    // Marked for its account only.
+    expect((await db.webhookEvents.listUnprocessed()).map((stored) => stored.account)).toEqual(['north']);
+    expect(await db.webhookEvents.listToRetry('default', new Date(0))).toEqual([
+      expect.objectContaining({ account: 'default', dedupeKey: 'deposit:1', status: 'unknown_order' }),
+    ]);
+    await db.webhookEvents.markProcessed('north', 'order:ord-1:pending');
     expect(await db.webhookEvents.listUnprocessed()).toEqual([]);
   });
 

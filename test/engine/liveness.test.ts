@@ -63,7 +63,7 @@ describe('replica liveness', () => {
       timestamp: now,
       quoteId: null,
     });
-    await database.orders.claimDue('killed', now, 60_000, 10);
+    await database.orders.claimDue('default', 'killed', now, 60_000, 10);
 
     const survivor = createLiveness(bench.context, { goneAfterMs: 3_000 });
     await database.replicas.register({ id: 'survivor', host: 'h0', pid: 100 });
