@@ -82,12 +82,20 @@ function toJson(result: LoadResult, settingsProblems: ProblemView[]) {
 }
 
 function printHuman(result: LoadResult, settingsProblems: ProblemView[]): void {
-  if (settingsProblems.length > 0) {
+  const invalidSettings = settingsProblems.length > 0;
+  if (invalidSettings) {
+    const count = `${settingsProblems.length} problem${settingsProblems.length === 1 ? '' : 's'}`;
     process.stderr.write(
-      `${settingsProblems.map((problem) => problem.message).join('\n')}\ninvalid settings\n`,
+      `${settingsProblems.map((problem) => problem.message).join('\n')}\ninvalid settings: ${count}; the strategies' accounts are checked once the settings are valid\n`,
     );
   }
   const files = `${result.files.length} file${result.files.length === 1 ? '' : 's'}`;
+  if (result.valid && invalidSettings) {
+    // Not "valid": the run as a whole is not, and stdout would say otherwise to a script reading it.
+    const count = `${result.strategies.length} strateg${result.strategies.length === 1 ? 'y' : 'ies'}`;
+    process.stderr.write(`strategies: ${count} in ${files}, valid on their own\n`);
+    return;
+  }
   if (result.valid) {
     const { strategies } = result;
     const lines = strategies.map((strategy) => {
