@@ -24,6 +24,7 @@ describe('replica liveness', () => {
     const { database } = bench;
     await recordStrategiesSeen(bench.context, [strategy({ name })]);
     const claimed = (await database.cycles.claimSlot({
+      account: 'default',
       strategy: name,
       slot: now,
       trigger: 'schedule',
@@ -55,6 +56,7 @@ describe('replica liveness', () => {
     const othersCycle = await leftBy('alive', 'live-other', 'submitting');
     const unknownOwner = await leftBy('not-registered', 'live-unknown', 'submitting');
     await database.orders.recordExternal({
+      account: 'default',
       id: 'ORD-LEASED',
       symbol: 'USDTBRL',
       amount: d('1'),
@@ -84,7 +86,7 @@ describe('replica liveness', () => {
     expect((await database.cycles.get(othersCycle.id))!.state).toBe('submitting');
     // An owner that never registered (a `once` command, an older version) is left to the time-based recovery.
     expect((await database.cycles.get(unknownOwner.id))!.state).toBe('submitting');
-    expect(await database.orders.getByServiceId('ORD-LEASED')).toMatchObject({ leaseOwner: null });
+    expect(await database.orders.getByServiceId('default', 'ORD-LEASED')).toMatchObject({ leaseOwner: null });
     expect((await database.replicas.list()).map((replica) => replica.id).sort()).toEqual([
       'alive',
       'survivor',
@@ -117,7 +119,7 @@ describe('replica liveness', () => {
         state: 'placed',
         serviceOrderId: 'ORD-SENT',
       });
-      expect(await database.orders.getByServiceId('ORD-SENT')).toMatchObject({ cycleId: sent.id });
+      expect(await database.orders.getByServiceId('default', 'ORD-SENT')).toMatchObject({ cycleId: sent.id });
       expect(await database.cycles.get(lost.id)).toMatchObject({
         state: 'not_placed',
         reasonCode: 'not_found_at_service',
