@@ -32,6 +32,7 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     ]);
     expect(await db.strategies.get('weekday-dca')).toEqual({
       name: 'weekday-dca',
+      account: 'default',
       kind: 'dca',
       config: { amount: '3000.00' },
       hash: 'h3',

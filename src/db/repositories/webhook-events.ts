@@ -51,7 +51,7 @@ export function createWebhookEventsRepository(db: DrizzleHandle, clock: () => Da
       payload: p('payload'),
       receivedAt: p('receivedAt'),
     })
-    .onConflictDoNothing({ target: webhookEvents.dedupeKey })
+    .onConflictDoNothing({ target: [webhookEvents.account, webhookEvents.dedupeKey] })
     .returning({ id: webhookEvents.id })
     .prepare('webhook_events_store');
 
