@@ -132,8 +132,8 @@ describe('reconciliation over a paged order list', () => {
     const second = await maintenance.runOnce(new Date(now.getTime() + 1_000));
     expect(await recorded()).toEqual(['external-3', 'external-4', 'external-5']);
 
-    expect(first.external).toMatchObject({ recorded: 2, complete: false });
-    expect(second.external).toMatchObject({ recorded: 1, complete: true });
+    expect(first.external?.get('default')).toMatchObject({ recorded: 2, complete: false });
+    expect(second.external?.get('default')).toMatchObject({ recorded: 1, complete: true });
     expect(
       await metricValue(bench.metrics, 'treasury_order_list_truncated_total', { scan: 'external' }),
     ).toBe(1);
