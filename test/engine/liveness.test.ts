@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient } from '../../src/api/index.js';
 import { createLiveness, recordStrategiesSeen } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
-import { d, type EngineBench, engineSettings, startEngineBench, strategy } from './support/harness.js';
+import {
+  d,
+  type EngineBench,
+  engineSettings,
+  onClient,
+  startEngineBench,
+  strategy,
+} from './support/harness.js';
 import { startListingService } from './support/listing-service.js';
 import { listedOrder } from './support/unsure-cycle.js';
 
@@ -106,7 +113,7 @@ describe('replica liveness', () => {
     ]);
     const client = createPurchaseClient({ baseUrl: service.url, token: DEMO_TOKEN });
     try {
-      const context = { ...bench.context, client, settings: engineSettings() };
+      const context = { ...onClient(bench.context, client), settings: engineSettings() };
       const survivor = createLiveness(context);
       // Beats and passes once a second, as the running replica does, for 10 s after the death.
       for (let second = 1; second <= 10; second++) {
