@@ -12,6 +12,7 @@ import { createTestDatabase, type TestDatabase, testBackends } from '../support/
 let serial = 0;
 function serviceOrder(overrides: Partial<ServiceOrder> = {}): ServiceOrder {
   return {
+    account: 'default',
     id: `ord-${++serial}-${Math.random().toString(36).slice(2, 8)}`,
     symbol: 'USDTBRL',
     amount: new Decimal('2500.00'),
@@ -54,8 +55,9 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
     test = await createTestDatabase(backend);
     db = test.database;
     replica = test.url ? await openDatabase({ url: test.url, maxConnections: 5 }) : db;
-    await db.strategies.upsertSeen([{ name: 'dca', kind: 'dca', config: {}, hash: 'h' }]);
+    await db.strategies.upsertSeen([{ name: 'dca', account: 'default', kind: 'dca', config: {}, hash: 'h' }]);
     const cycle = await db.cycles.claimSlot({
+      account: 'default',
       strategy: 'dca',
       slot: new Date(),
       trigger: 'once',
@@ -84,7 +86,7 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
 
     const again = await replica.orders.recordPlaced(cycleId, placed);
     expect(again.id).toBe(order.id);
-    expect(await db.orders.getByServiceId(placed.id)).toMatchObject({ id: order.id });
+    expect(await db.orders.getByServiceId('default', placed.id)).toMatchObject({ id: order.id });
     expect(await db.orders.forCycle(cycleId)).toMatchObject({ id: order.id });
     const history = await db.orders.history(order.id);
     expect(history).toHaveLength(1);
@@ -95,6 +97,7 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
     let slotSeconds = 0;
     async function submittingCycle(): Promise<number> {
       const cycle = await db.cycles.claimSlot({
+        account: 'default',
         strategy: 'dca',
         slot: new Date(Date.UTC(2026, 0, 1, 0, 0, ++slotSeconds)),
         trigger: 'once',

@@ -18,15 +18,22 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
   it('records strategies as seen, refreshes them, and halts until cleared', async () => {
     const firstSeen = now;
     await db.strategies.upsertSeen([
-      { name: 'weekday-dca', kind: 'dca', config: { amount: '2500.00', maxPrice: '5.90' }, hash: 'h1' },
-      { name: 'dip-buyer', kind: 'threshold', config: { buyBelow: '5.30' }, hash: 'h2' },
+      {
+        name: 'weekday-dca',
+        account: 'default',
+        kind: 'dca',
+        config: { amount: '2500.00', maxPrice: '5.90' },
+        hash: 'h1',
+      },
+      { name: 'dip-buyer', account: 'default', kind: 'threshold', config: { buyBelow: '5.30' }, hash: 'h2' },
     ]);
     now = new Date('2026-03-02T11:00:00Z');
     await db.strategies.upsertSeen([
-      { name: 'weekday-dca', kind: 'dca', config: { amount: '3000.00' }, hash: 'h3' },
+      { name: 'weekday-dca', account: 'default', kind: 'dca', config: { amount: '3000.00' }, hash: 'h3' },
     ]);
     expect(await db.strategies.get('weekday-dca')).toEqual({
       name: 'weekday-dca',
+      account: 'default',
       kind: 'dca',
       config: { amount: '3000.00' },
       hash: 'h3',
@@ -56,6 +63,7 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     // 6 parameters a row: 11,000 rows would pass PostgreSQL's 65,535 in a single statement.
     const many = Array.from({ length: 11_000 }, (_, i) => ({
       name: `bulk-${String(i).padStart(5, '0')}`,
+      account: 'default',
       kind: 'dca',
       config: { amount: '100.00' },
       hash: `h${i}`,
@@ -109,8 +117,9 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
   });
 
   it('keeps balance snapshots exactly and returns the latest', async () => {
-    expect(await db.balances.latest()).toBeNull();
+    expect(await db.balances.latest('default')).toBeNull();
     const balance = (takenAt: Date, available: string) => ({
+      account: 'default',
       fiat: { currency: 'BRL', balance: new Decimal('1000000.01') },
       crypto: { currency: 'USDT', balance: new Decimal('12.345678901234567891') },
       credit: { total: new Decimal('500000'), used: new Decimal('1.5'), available: new Decimal(available) },
@@ -119,7 +128,7 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     });
     await db.balances.record(balance(new Date('2026-03-02T09:00:00Z'), '499998.5'));
     const latest = await db.balances.record(balance(new Date('2026-03-02T09:05:00Z'), '400000.25'));
-    const read = await db.balances.latest();
+    const read = await db.balances.latest('default');
     expect(read).toEqual(latest);
     expect(read).toMatchObject({ id: latest.id, canWithdraw: true, cycleId: null });
     expect(read!.credit.available.toFixed()).toBe('400000.25');

@@ -3,7 +3,6 @@ import { createPurchaseClient, formatFxRate } from '../../src/api/index.js';
 import { type Database, openConsoleStore } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { DEFAULT_ACCOUNT } from '../../src/strategy/index.js';
 import { type CommandDatabase, createCommandDatabase } from '../support/database.js';
 import { runCommand, startCommand, writeWorkerFiles } from '../support/worker-process.js';
 
@@ -55,13 +54,13 @@ describe('resolve and unhalt', () => {
 
     unsure = await test.use(async (database) => {
       await database.strategies.upsertSeen([
-        { name: NAME, kind: 'dca', account: DEFAULT_ACCOUNT, config: {}, hash: 'h' },
+        { name: NAME, account: 'default', kind: 'dca', config: {}, hash: 'h' },
       ]);
       const ids: number[] = [];
       for (let index = 0; index < 2; index++) ids.push(await unsureCycle(database, index));
       await database.strategies.halt(NAME, `reconciliation of cycle ${ids[0]} found 2 matching orders`);
       await database.strategies.upsertSeen([
-        { name: STILL_HALTED, kind: 'dca', account: DEFAULT_ACCOUNT, config: {}, hash: 'h' },
+        { name: STILL_HALTED, account: 'default', kind: 'dca', config: {}, hash: 'h' },
       ]);
       await database.strategies.halt(STILL_HALTED, 'left for the worker test');
       return ids;
@@ -101,7 +100,7 @@ describe('resolve and unhalt', () => {
       orderId: orderIds[0],
     });
     await test.use(async (database) => {
-      const order = await database.orders.getByServiceId(DEFAULT_ACCOUNT, orderIds[0]!);
+      const order = await database.orders.getByServiceId('default', orderIds[0]!);
       expect(order).toMatchObject({ cycleId: first, origin: 'cycle', symbol: 'USDTBRL' });
       expect((await database.orders.history(order!.id)).map((event) => event.source)).toEqual(['reconcile']);
       // The operator's decision is in the audit log, written with it.
@@ -202,8 +201,8 @@ describe('resolve and unhalt', () => {
 async function unsureCycle(database: Database, index: number): Promise<number> {
   const slot = new Date(Date.UTC(2032, 0, 1 + index, 10));
   const claimed = (await database.cycles.claimSlot({
+    account: 'default',
     strategy: NAME,
-    account: DEFAULT_ACCOUNT,
     slot,
     trigger: 'schedule',
     owner: 'x',
