@@ -285,7 +285,7 @@ function pageLine(
 }
 
 /** One account's service as an operator command talks to it. */
-export interface ApiSession {
+interface ApiSession {
   account: string;
   client: PurchaseClient;
   settings: Settings;
@@ -298,7 +298,7 @@ export interface ApiSession {
  * one) for one operator command: at the account's service with its token, or, when no account names a
  * service, at the built-in sandbox started in this process (demo mode).
  */
-export async function withApiSession<T>(
+async function withApiSession<T>(
   accountFlag: string | undefined,
   run: (session: ApiSession) => Promise<T>,
 ): Promise<T> {
