@@ -471,14 +471,18 @@ function trackedAccounts(services: readonly AccountService[]): TrackedAccount[] 
   return services.map((service) => ({
     name: service.name,
     client: service.trackingClient,
-    ...(service.settings.webhook.secret === undefined ? {} : { webhookSecret: service.settings.webhook.secret }),
+    ...(service.settings.webhook.secret === undefined
+      ? {}
+      : { webhookSecret: service.settings.webhook.secret }),
   }));
 }
 
 /** The replica's cap on requests per second: the sum of its accounts' caps, none while one has none. */
 function summedRateLimit(accounts: readonly AccountSettings[]): number | undefined {
   const limits = accounts.map((account) => account.api.rateLimit);
-  return limits.every((limit) => limit !== undefined) ? limits.reduce((sum, limit) => sum + limit, 0) : undefined;
+  return limits.every((limit) => limit !== undefined)
+    ? limits.reduce((sum, limit) => sum + limit, 0)
+    : undefined;
 }
 
 function summedPace(services: readonly AccountService[]): number | undefined {

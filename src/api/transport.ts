@@ -68,7 +68,8 @@ export function createTransport(settings: TransportSettings): Transport {
   });
   const mediaType = mediaTypeOf(settings.format);
   const authorization = `Bearer ${settings.token}`;
-  const userAgent = settings.account === undefined ? USER_AGENT : `${USER_AGENT} (account ${settings.account})`;
+  const userAgent =
+    settings.account === undefined ? USER_AGENT : `${USER_AGENT} (account ${settings.account})`;
   let closed = false;
 
   async function send(request: WireRequest): Promise<WireAnswer> {

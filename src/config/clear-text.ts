@@ -23,7 +23,8 @@ export function clearTextWarnings(
     }
   };
   for (const account of settings.accounts) {
-    const key = account.name === 'default' ? 'api.url (TREASURY_API_URL)' : `accounts.${account.name}.api.url`;
+    const key =
+      account.name === 'default' ? 'api.url (TREASURY_API_URL)' : `accounts.${account.name}.api.url`;
     http(key, account.api.url, 'the bearer token and every order');
   }
   http(

@@ -25,7 +25,9 @@ export interface ListenerPlan {
 export const DEFAULT_OPS_ADDR = '127.0.0.1:9464';
 export const DEFAULT_WEBHOOK_ADDR = '0.0.0.0:8080';
 
-export function planListeners(settings: Pick<Settings, 'ops' | 'webhook' | 'http' | 'accounts'>): ListenerPlan {
+export function planListeners(
+  settings: Pick<Settings, 'ops' | 'webhook' | 'http' | 'accounts'>,
+): ListenerPlan {
   const legacyPort = settings.http.port;
   // One listener for every account's receiver path; it starts with the first secret.
   const receiverOn = settings.accounts.some((account) => account.webhook.secret !== undefined);

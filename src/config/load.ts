@@ -250,7 +250,9 @@ const SECRET_PAIRS: readonly { section: string; value: string; file: string; fil
   { section: 'console.oidc', value: 'clientSecret', file: 'clientSecretFile', fileOnly: true },
 ];
 
-const ACCOUNT_SECRET_PAIRS = SECRET_PAIRS.filter((pair) => pair.section === 'api' || pair.section === 'webhook');
+const ACCOUNT_SECRET_PAIRS = SECRET_PAIRS.filter(
+  (pair) => pair.section === 'api' || pair.section === 'webhook',
+);
 
 interface Context {
   cwd: string;

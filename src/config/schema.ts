@@ -269,7 +269,9 @@ export type ApiSettings = z.output<typeof apiSchema>;
 /** An account's name: in paths (`/webhooks/NAME/…`), metric labels and strategy files, so plain and short. */
 export const accountName = z
   .string()
-  .regex(/^[a-z0-9-]{1,40}$/, { error: 'expected an account name of lowercase letters, digits and hyphens (at most 40)' });
+  .regex(/^[a-z0-9-]{1,40}$/, {
+    error: 'expected an account name of lowercase letters, digits and hyphens (at most 40)',
+  });
 
 const webhookSecret = z.string().min(16, { message: 'must be at least 16 characters' });
 
@@ -293,7 +295,11 @@ const accountsSchema = z
     const seen = new Set<string>();
     accounts.forEach((account, index) => {
       if (seen.has(account.name))
-        context.addIssue({ code: 'custom', path: [index, 'name'], message: `account ${account.name} is listed twice` });
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'name'],
+          message: `account ${account.name} is listed twice`,
+        });
       seen.add(account.name);
     });
     // Demo mode (the built-in sandbox) serves every account or none: half a group on a simulator is a mistake.
@@ -304,7 +310,8 @@ const accountsSchema = z
           context.addIssue({
             code: 'custom',
             path: [index, 'api', 'url'],
-            message: 'is required: every account names its service once one does (none: the built-in sandbox)',
+            message:
+              'is required: every account names its service once one does (none: the built-in sandbox)',
           });
       });
   });

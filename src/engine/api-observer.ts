@@ -14,7 +14,8 @@ export function createApiObserver(metrics: Metrics, clock: () => Date = () => ne
         const { operation } = event;
         const status = event.status === undefined ? 'none' : String(event.status);
         metrics.apiRequestDuration.observe({ account, operation, status }, event.durationMs / 1000);
-        if (event.errorCode !== undefined) metrics.apiErrors.inc({ account, operation, code: event.errorCode });
+        if (event.errorCode !== undefined)
+          metrics.apiErrors.inc({ account, operation, code: event.errorCode });
         if (event.status !== undefined) lastAnswers.set(account, clock());
       };
     },
@@ -36,7 +37,10 @@ export function observeGate(
   return {
     onPause: ({ operation, ms }) => {
       metrics.apiRateLimited.inc({ account, operation });
-      logger.warn({ account, operation, pauseMs: ms }, 'the service asked to slow down (429): requests paused');
+      logger.warn(
+        { account, operation, pauseMs: ms },
+        'the service asked to slow down (429): requests paused',
+      );
     },
     onPace: (ratePerSecond) => {
       metrics.apiPace.set({ account }, ratePerSecond);

@@ -40,7 +40,9 @@ export async function recordExternalOrders(
     if (known) continue;
     const quoteId = order.quoteId ?? (await context.account.client.getOrder(order.id, options)).quoteId;
     const owner = (
-      await withDatabase(context, 'cycles_owners_of_quotes', () => database.cycles.ownersOfQuotes(account, [quoteId]))
+      await withDatabase(context, 'cycles_owners_of_quotes', () =>
+        database.cycles.ownersOfQuotes(account, [quoteId]),
+      )
     ).get(quoteId);
     if (owner) {
       if (owner.state !== 'submitting' && owner.state !== 'unsure') {

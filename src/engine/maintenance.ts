@@ -5,11 +5,12 @@
  * gauges that follow from them. Unsure cycles are split between replicas by leases; the external scan runs on one replica at
  * a time under a session advisory lock held on a reserved connection.
  */
+
+import { advisoryLockKey, EVERY_ACCOUNT } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import { gaugeValue } from '../observability/metrics.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
-import { advisoryLockKey, EVERY_ACCOUNT } from '../db/index.js';
-import { accountOf, type Strategy } from '../strategy/index.js';
+import type { Strategy } from '../strategy/index.js';
 import { type AccountContext, type EngineContext, inAccount } from './context.js';
 import { endApprovedCycle, resumeApprovedCycle } from './cycle.js';
 import { withDatabase } from './engine-errors.js';
@@ -181,7 +182,13 @@ export class Maintenance {
     if (!result.complete) {
       context.metrics.orderListsTruncated.inc({ scan: 'external' });
       context.logger.warn(
-        { account, from: window.from, to: window.to, listed: result.listed, oldestListed: result.oldestListed },
+        {
+          account,
+          from: window.from,
+          to: window.to,
+          listed: result.listed,
+          oldestListed: result.oldestListed,
+        },
         'external-order scan read only the newest part of its window (engine.reconcile.maxPages); the older part is scanned next',
       );
     }

@@ -70,7 +70,8 @@ export function createReadiness(deps: ReadinessDeps): Readiness {
     );
     if (problems.length === 0) return { ok: true };
     // One account alone keeps the detail it always had: the error code.
-    const detail = accounts.length === 1 ? problems[0]!.slice(accounts[0]!.name.length + 2) : problems.join('; ');
+    const detail =
+      accounts.length === 1 ? problems[0]!.slice(accounts[0]!.name.length + 2) : problems.join('; ');
     return { ok: false, detail };
   };
 

@@ -102,7 +102,10 @@ export class Worker {
         // The cycle works for its strategy's account from here down: its clients, its rows, its locks.
         const { account } = inAccount(context, accountOf(request.strategy));
         const watched = watchQuoteToOrder(account.tradingClient ?? account.client);
-        const report = await runCycle({ ...context, account: { ...account, tradingClient: watched.client } }, request);
+        const report = await runCycle(
+          { ...context, account: { ...account, tradingClient: watched.client } },
+          request,
+        );
         limit.observe(startedAt, judgeCycle(report, watched.longestMs(), settings));
         return report;
       },
@@ -171,7 +174,9 @@ export class Worker {
    */
   private async loadFirst() {
     const { context } = this;
-    const loaded = await loadStrategiesOrThrow(this.options.strategiesPath, [...this.context.accounts.keys()]);
+    const loaded = await loadStrategiesOrThrow(this.options.strategiesPath, [
+      ...this.context.accounts.keys(),
+    ]);
     // The database may still be coming back (a failover, a deploy): wait for it rather than exit.
     return retryWhileUnreachable(
       async () => {

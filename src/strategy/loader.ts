@@ -200,7 +200,12 @@ function checkAccounts(located: readonly LocatedStrategy[], accounts: readonly s
     }
     return accounts.includes(strategy.account)
       ? []
-      : [{ ...where, message: `account: unknown account "${strategy.account}" (the settings have ${known})` }];
+      : [
+          {
+            ...where,
+            message: `account: unknown account "${strategy.account}" (the settings have ${known})`,
+          },
+        ];
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockKeyOfCredit } from '../../src/db/repositories/intent.js';
-import { recordStrategiesSeen, reconcileUnsureCycles, runCycle } from '../../src/engine/index.js';
+import { reconcileUnsureCycles, recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
 import { credentialFingerprint } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from './support/harness.js';
