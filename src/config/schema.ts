@@ -267,11 +267,9 @@ export const apiSchema = z.strictObject({
 export type ApiSettings = z.output<typeof apiSchema>;
 
 /** An account's name: in paths (`/webhooks/NAME/…`), metric labels and strategy files, so plain and short. */
-export const accountName = z
-  .string()
-  .regex(/^[a-z0-9-]{1,40}$/, {
-    error: 'expected an account name of lowercase letters, digits and hyphens (at most 40)',
-  });
+export const accountName = z.string().regex(/^[a-z0-9-]{1,40}$/, {
+  error: 'expected an account name of lowercase letters, digits and hyphens (at most 40)',
+});
 
 const webhookSecret = z.string().min(16, { message: 'must be at least 16 characters' });
 
