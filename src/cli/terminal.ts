@@ -5,6 +5,8 @@
  * was given. Whatever is printed for a person has its control characters escaped (src/printable.ts): a
  * name or reason from the database cannot forge a line or steer the terminal.
  */
+import type { Settings } from '../config/index.js';
+import type { AccountScope } from '../db/index.js';
 import { type Decimal, isDecimal, parseDecimal, toDecimalText } from '../money.js';
 import { scrubSecrets } from '../observability/logger.js';
 import { printable } from '../printable.js';
@@ -115,6 +117,31 @@ export async function declaredPerson(
   const { checkPerson } = await import('../control/index.js');
   checkPerson(person);
   return person;
+}
+
+/** The option of every command whose rows are accounts' (issue 35). */
+export const ACCOUNT_OPTION = ['--account <name>', "only this account's rows (default: every account)"] as const;
+
+/**
+ * The rows a command shows: those of the account `--account` names, which must be one of the settings', or
+ * every account's. The one scope the reads below take (src/db/account-scope.ts).
+ */
+export async function accountScope(
+  flag: string | undefined,
+  settings: Pick<Settings, 'accounts'>,
+): Promise<AccountScope> {
+  // Loaded here, as the rule of person names is: this file must not load the database layer for every command.
+  const { AccountNotInScopeError, EVERY_ACCOUNT, narrowScope } = await import('../db/account-scope.js');
+  try {
+    return narrowScope(
+      EVERY_ACCOUNT,
+      flag,
+      settings.accounts.map((account) => account.name),
+    );
+  } catch (error) {
+    if (error instanceof AccountNotInScopeError) throw new CliArgumentError(`--account: ${error.message}`);
+    throw error;
+  }
 }
 
 /** A positive decimal argument; `name` is how the error names it (the argument or the option). */

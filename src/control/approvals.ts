@@ -6,6 +6,7 @@
  * a stable code (APPROVER_IS_REQUESTER, ALREADY_APPROVED_BY_PERSON, APPROVAL_EXPIRED, …).
  */
 import {
+  type AccountScope,
   ApprovalError,
   type Cycle,
   type CycleApprovalResult,
@@ -23,8 +24,8 @@ export const PERSON_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 const REASON_MAX = 500;
 
 export interface ApprovalControl {
-  /** Parked cycles waiting for people, oldest first, with who approved so far. */
-  listParked(): Promise<ParkedCycle[]>;
+  /** The scope's parked cycles waiting for people, oldest first, with who approved so far. */
+  listParked(scope: AccountScope): Promise<ParkedCycle[]>;
   /**
    * One person's approval of a parked cycle. The last one needed moves it to `approved`: a worker then runs
    * it on a fresh quote whose price may be at most the lowest of every approver's `maxPrice`, where an
@@ -36,14 +37,14 @@ export interface ApprovalControl {
   addEnvelope(input: EnvelopeInput, person: string): Promise<Envelope>;
   approveEnvelope(id: number, person: string): Promise<Envelope>;
   revokeEnvelope(id: number, person: string): Promise<Envelope>;
-  /** Every envelope, newest first, with its spend and room left. */
-  listEnvelopes(): Promise<Envelope[]>;
+  /** The scope's envelopes, newest first, with their spend and room left. */
+  listEnvelopes(scope: AccountScope): Promise<Envelope[]>;
 }
 
 export function createApprovalControl(database: Database): ApprovalControl {
   const { approvals } = database;
   return {
-    listParked: () => approvals.listParked(),
+    listParked: (scope) => approvals.listParked(scope),
 
     async approve(cycleId, person, options = {}) {
       checkPerson(person);
@@ -94,7 +95,7 @@ export function createApprovalControl(database: Database): ApprovalControl {
       return approvals.revokeEnvelope(id, person);
     },
 
-    listEnvelopes: () => approvals.listEnvelopes(),
+    listEnvelopes: (scope) => approvals.listEnvelopes(scope),
   };
 }
 

@@ -1,2 +1,5 @@
-/** What people do (four-eyes control): the operations the command line and the web console share. */
+/**
+ * What people do and see: the operations and reads the command line, the web console and the REST API share.
+ */
 export { type ApprovalControl, checkPerson, createApprovalControl, PERSON_NAME } from './approvals.js';
+export { readStatus, type StatusReport } from './status.js';

@@ -7,8 +7,12 @@
  * order's fiat cost is the quote's `totalCost` for our orders and the tracking's expected amount (or the
  * order amount) for external ones; its crypto quantity is the quote's `totalFilled` for ours and the
  * withdrawn amount, once known, for external ones.
+ *
+ * Every statement reads one account's rows or a scope's (src/db/account-scope.ts), and every row it returns
+ * names its account: an order id, a quote id and a balance are one account's.
  */
 import { sql } from 'drizzle-orm';
+import { type AccountScope, accountsParameter } from './account-scope.js';
 import { type DrizzleExecutor, rowsOf } from './connection.js';
 import type { Database } from './database.js';
 import { connectionOf } from './database.js';
@@ -16,6 +20,7 @@ import type { Period } from './repositories/spend-figures.js';
 
 /** One order as the export writes it: every value text (or null), instants as ISO 8601 UTC. */
 export interface ExportedOrder {
+  account: string;
   orderId: string;
   origin: string;
   strategy: string | null;
@@ -51,6 +56,7 @@ export interface OrderCursor {
 /** Sums of one (period bucket, strategy) pair; decimal text. `bucket` counts from 1 as width_bucket does. */
 export interface OrderAggregate {
   bucket: number;
+  account: string;
   strategy: string | null;
   orders: number;
   spent: string;
@@ -67,12 +73,14 @@ export interface OrderAggregate {
 
 export interface SkipAggregate {
   bucket: number;
+  account: string;
   strategy: string;
   reason: string;
   cycles: number;
 }
 
 export interface QuotesSeen {
+  account: string;
   strategy: string;
   kind: string;
   hasPriceThreshold: boolean;
@@ -209,7 +217,7 @@ const selectOrderPage = defineRawStatement(
      o.expected_amount::text, o.received_amount::text,
      o.last_tracking->'withdrawal'->>'network', o.last_tracking->'withdrawal'->>'transactionId',
      o.withdrawn_amount::text,
-     (c.discrepancy is not null or coalesce(ev.anomalies, 0) > 0)
+     (c.discrepancy is not null or coalesce(ev.anomalies, 0) > 0), o.account
    from ${ORDER_JOINS}
      left join lateral (
        select min(e.recorded_at) filter (where e.to_status = 'pending') as pending_at,
@@ -223,13 +231,15 @@ const selectOrderPage = defineRawStatement(
      and (o.service_timestamp, o.id) > ($3::timestamptz, $4::bigint)
      and ($6::text is null or c.strategy = $6::text)
      and ($7::text is null or o.status = $7::text)
+     and ($8::text[] is null or o.account = any($8::text[]))
    order by o.service_timestamp, o.id
    limit $5`,
-  ['from', 'to', 'afterTimestamp', 'afterId', 'limit', 'strategy', 'status'],
+  ['from', 'to', 'afterTimestamp', 'afterId', 'limit', 'strategy', 'status', 'accounts'],
   (rows: RawRows) =>
     rows.map((row) => ({
       cursor: { id: required(row[0]), timestamp: required(row[1]) },
       order: {
+        account: required(row[25]),
         orderId: required(row[2]),
         origin: required(row[3]),
         strategy: text(row[4]),
@@ -260,7 +270,7 @@ const selectOrderPage = defineRawStatement(
 
 const selectOrderAggregates = defineRawStatement(
   'report_order_aggregates',
-  `select width_bucket(o.service_timestamp, $3::timestamptz[]), c.strategy, count(*)::int,
+  `select width_bucket(o.service_timestamp, $3::timestamptz[]), o.account, c.strategy, count(*)::int,
      coalesce(sum(${COST}), 0)::text, coalesce(sum(${QUANTITY}), 0)::text,
      coalesce(sum(${COST}) filter (where ${QUANTITY} is not null), 0)::text,
      (count(*) filter (where ${QUANTITY} is null))::int,
@@ -270,73 +280,88 @@ const selectOrderAggregates = defineRawStatement(
      (count(*) filter (where o.status = 'settled'))::int
    from ${ORDER_JOINS}
    where o.service_timestamp >= $1 and o.service_timestamp < $2
-   group by 1, 2`,
-  ['from', 'to', 'bounds'],
+     and ($4::text[] is null or o.account = any($4::text[]))
+   group by 1, 2, 3`,
+  ['from', 'to', 'bounds', 'accounts'],
   (rows: RawRows): OrderAggregate[] =>
     rows.map((row) => ({
       bucket: Number(row[0]),
-      strategy: text(row[1]),
-      orders: Number(row[2]),
-      spent: required(row[3]),
-      bought: required(row[4]),
-      spentWithQuantity: required(row[5]),
-      ordersWithoutQuantity: Number(row[6]),
-      lowestPrice: required(row[7]),
-      highestPrice: required(row[8]),
-      settledSpent: required(row[9]),
-      unsettledSpent: required(row[10]),
-      settledOrders: Number(row[11]),
+      account: required(row[1]),
+      strategy: text(row[2]),
+      orders: Number(row[3]),
+      spent: required(row[4]),
+      bought: required(row[5]),
+      spentWithQuantity: required(row[6]),
+      ordersWithoutQuantity: Number(row[7]),
+      lowestPrice: required(row[8]),
+      highestPrice: required(row[9]),
+      settledSpent: required(row[10]),
+      unsettledSpent: required(row[11]),
+      settledOrders: Number(row[12]),
     })),
 );
 
 const selectSkipAggregates = defineRawStatement(
   'report_skip_aggregates',
-  `select width_bucket(slot, $3::timestamptz[]), strategy, coalesce(reason_code, '(none)'), count(*)::int
+  `select width_bucket(slot, $3::timestamptz[]), account, strategy, coalesce(reason_code, '(none)'), count(*)::int
    from cycles
    where state = 'skipped' and slot >= $1 and slot < $2
-   group by 1, 2, 3`,
-  ['from', 'to', 'bounds'],
+     and ($4::text[] is null or account = any($4::text[]))
+   group by 1, 2, 3, 4`,
+  ['from', 'to', 'bounds', 'accounts'],
   (rows: RawRows): SkipAggregate[] =>
     rows.map((row) => ({
       bucket: Number(row[0]),
-      strategy: required(row[1]),
-      reason: required(row[2]),
-      cycles: Number(row[3]),
+      account: required(row[1]),
+      strategy: required(row[2]),
+      reason: required(row[3]),
+      cycles: Number(row[4]),
     })),
 );
 
 const selectQuotesSeen = defineRawStatement(
   'report_quotes_seen',
-  `select s.name, s.kind, (s.kind = 'threshold' or s.config ? 'maxPrice' or s.config ? 'buyBelow'),
+  `select c.account, s.name, s.kind, (s.kind = 'threshold' or s.config ? 'maxPrice' or s.config ? 'buyBelow'),
      count(q.id)::int, coalesce(sum(q.price), 0)::text
    from strategies s
      join cycles c on c.strategy = s.name
      join quotes q on q.cycle_id = c.id
    where q.received_at >= $1 and q.received_at < $2
-   group by s.name, s.kind, s.config`,
-  ['from', 'to'],
+     and ($3::text[] is null or c.account = any($3::text[]))
+   group by c.account, s.name, s.kind, s.config`,
+  ['from', 'to', 'accounts'],
   (rows: RawRows): QuotesSeen[] =>
     rows.map((row) => ({
-      strategy: required(row[0]),
-      kind: required(row[1]),
-      hasPriceThreshold: row[2] === true || row[2] === 't',
-      quotes: Number(row[3]),
-      priceSum: required(row[4]),
+      account: required(row[0]),
+      strategy: required(row[1]),
+      kind: required(row[2]),
+      hasPriceThreshold: row[3] === true || row[3] === 't',
+      quotes: Number(row[4]),
+      priceSum: required(row[5]),
     })),
+);
+
+const selectStrategyAccounts = defineRawStatement(
+  'report_strategy_accounts',
+  `select distinct account from strategies
+   where $1::text[] is null or account = any($1::text[])
+   order by account`,
+  ['accounts'],
+  (rows: RawRows) => rows.map((row) => required(row[0])),
 );
 
 const selectSnapshotAtOrBefore = selectNearestSnapshot('report_balance_at_or_before', 'at or before');
 const selectFirstSnapshotFrom = selectNearestSnapshot('report_balance_first_from', 'at or after');
 
-/** The balance snapshot nearest an instant on one side: the last one taken by then, or the first since. */
+/** The account's balance snapshot nearest an instant on one side: the last one taken by then, or the first since. */
 function selectNearestSnapshot(name: string, side: 'at or before' | 'at or after') {
   const [compare, direction] = side === 'at or before' ? ['<=', 'desc'] : ['>=', 'asc'];
   return defineRawStatement(
     name,
     `select ${iso('taken_at')}, fiat_balance::text, crypto_balance::text, credit_used::text
-     from balance_snapshots where taken_at ${compare} $1
+     from balance_snapshots where account = $2 and taken_at ${compare} $1
      order by taken_at ${direction}, id ${direction} limit 1`,
-    ['at'],
+    ['at', 'account'],
     (rows: RawRows) => toSnapshot(rows[0]),
   );
 }
@@ -352,7 +377,7 @@ function toSnapshot(row: unknown[] | undefined): BalanceSnapshotFigures | null {
 }
 
 /**
- * Each order's state at the instant is its last applied settlement report recorded by then (a report
+ * What one account's orders add up to. Each order's state at the instant is its last applied settlement report recorded by then (a report
  * flagged as an anomaly was not applied). The sums follow the service's balance model as assumed (see
  * src/reports/reconciliation.ts): unpaid orders hold credit, a partial payment waits as fiat, a paid order's
  * crypto waits until it is withdrawn.
@@ -367,8 +392,9 @@ const selectExpectedBalance = defineRawStatement(
    select coalesce(sum(${COST}) filter (where st.to_status in ('pending', 'partial')), 0)::text,
      coalesce(sum(st.received_amount) filter (where st.to_status = 'partial'), 0)::text,
      coalesce(sum(${QUANTITY}) filter (where st.to_status = 'paid'), 0)::text
-   from state st join ${ORDER_JOINS} on o.id = st.order_id`,
-  ['at'],
+   from state st join ${ORDER_JOINS} on o.id = st.order_id
+   where o.account = $2`,
+  ['at', 'account'],
   (rows: RawRows): ExpectedBalance => ({
     creditUsed: required(rows[0]?.[0] ?? '0'),
     fiatBalance: required(rows[0]?.[1] ?? '0'),
@@ -383,20 +409,23 @@ export interface OrderExportFilter {
 }
 
 export interface ReportQueries {
-  /** Up to `limit` orders placed in the period, after the cursor, in (placed at, id) order. */
+  /** Up to `limit` of the scope's orders placed in the period, after the cursor, in (placed at, id) order. */
   orderPage(
+    scope: AccountScope,
     period: Period,
     after: OrderCursor | null,
     limit: number,
     filter?: OrderExportFilter,
   ): Promise<{ cursor: OrderCursor; order: ExportedOrder }[]>;
   /** `bounds`: the period's boundaries in order, first = period.start, last = period.end. */
-  orderAggregates(period: Period, bounds: readonly Date[]): Promise<OrderAggregate[]>;
-  skipAggregates(period: Period, bounds: readonly Date[]): Promise<SkipAggregate[]>;
-  quotesSeen(period: Period): Promise<QuotesSeen[]>;
-  snapshotAtOrBefore(at: Date): Promise<BalanceSnapshotFigures | null>;
-  firstSnapshotFrom(at: Date): Promise<BalanceSnapshotFigures | null>;
-  expectedBalance(at: Date): Promise<ExpectedBalance>;
+  orderAggregates(scope: AccountScope, period: Period, bounds: readonly Date[]): Promise<OrderAggregate[]>;
+  skipAggregates(scope: AccountScope, period: Period, bounds: readonly Date[]): Promise<SkipAggregate[]>;
+  quotesSeen(scope: AccountScope, period: Period): Promise<QuotesSeen[]>;
+  /** The accounts of the scope that some recorded strategy buys for, in name order. */
+  strategyAccounts(scope: AccountScope): Promise<string[]>;
+  snapshotAtOrBefore(account: string, at: Date): Promise<BalanceSnapshotFigures | null>;
+  firstSnapshotFrom(account: string, at: Date): Promise<BalanceSnapshotFigures | null>;
+  expectedBalance(account: string, at: Date): Promise<ExpectedBalance>;
 }
 
 const BEFORE_EVERYTHING: OrderCursor = { timestamp: '-infinity', id: '0' };
@@ -406,7 +435,7 @@ export function reportQueries(database: Database): ReportQueries {
   const range = (period: Period) => ({ from: period.start.toISOString(), to: period.end.toISOString() });
   const boundsText = (bounds: readonly Date[]) => `{${bounds.map((bound) => bound.toISOString()).join(',')}}`;
   return {
-    orderPage: (period, after, limit, filter = {}) => {
+    orderPage: (scope, period, after, limit, filter = {}) => {
       const cursor = after ?? BEFORE_EVERYTHING;
       return selectOrderPage.execute(db, {
         ...range(period),
@@ -415,15 +444,27 @@ export function reportQueries(database: Database): ReportQueries {
         limit,
         strategy: filter.strategy ?? null,
         status: filter.status ?? null,
+        accounts: accountsParameter(scope),
       });
     },
-    orderAggregates: (period, bounds) =>
-      selectOrderAggregates.execute(db, { ...range(period), bounds: boundsText(bounds) }),
-    skipAggregates: (period, bounds) =>
-      selectSkipAggregates.execute(db, { ...range(period), bounds: boundsText(bounds) }),
-    quotesSeen: (period) => selectQuotesSeen.execute(db, range(period)),
-    snapshotAtOrBefore: (at) => selectSnapshotAtOrBefore.execute(db, { at: at.toISOString() }),
-    firstSnapshotFrom: (at) => selectFirstSnapshotFrom.execute(db, { at: at.toISOString() }),
-    expectedBalance: (at) => selectExpectedBalance.execute(db, { at: at.toISOString() }),
+    orderAggregates: (scope, period, bounds) =>
+      selectOrderAggregates.execute(db, {
+        ...range(period),
+        bounds: boundsText(bounds),
+        accounts: accountsParameter(scope),
+      }),
+    skipAggregates: (scope, period, bounds) =>
+      selectSkipAggregates.execute(db, {
+        ...range(period),
+        bounds: boundsText(bounds),
+        accounts: accountsParameter(scope),
+      }),
+    quotesSeen: (scope, period) =>
+      selectQuotesSeen.execute(db, { ...range(period), accounts: accountsParameter(scope) }),
+    strategyAccounts: (scope) => selectStrategyAccounts.execute(db, { accounts: accountsParameter(scope) }),
+    snapshotAtOrBefore: (account, at) =>
+      selectSnapshotAtOrBefore.execute(db, { at: at.toISOString(), account }),
+    firstSnapshotFrom: (account, at) => selectFirstSnapshotFrom.execute(db, { at: at.toISOString(), account }),
+    expectedBalance: (account, at) => selectExpectedBalance.execute(db, { at: at.toISOString(), account }),
   };
 }

@@ -8,7 +8,7 @@
 import { errorCodeOf } from '../errors.js';
 import { gaugeValue } from '../observability/metrics.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
-import { advisoryLockKey } from '../db/index.js';
+import { advisoryLockKey, EVERY_ACCOUNT } from '../db/index.js';
 import { accountOf, type Strategy } from '../strategy/index.js';
 import { type AccountContext, type EngineContext, inAccount } from './context.js';
 import { endApprovedCycle, resumeApprovedCycle } from './cycle.js';
@@ -237,9 +237,9 @@ export class Maintenance {
     const [unsure, halted, parked, envelopes] = await withDatabase(this.context, 'maintenance_gauges', () =>
       Promise.all([
         database.cycles.countByState('unsure'),
-        database.strategies.listHalted(),
-        database.approvals.listParked(),
-        database.approvals.listEnvelopes(),
+        database.strategies.listHalted(EVERY_ACCOUNT),
+        database.approvals.listParked(EVERY_ACCOUNT),
+        database.approvals.listEnvelopes(EVERY_ACCOUNT),
       ]),
     );
     metrics.unsureCycles.set(unsure);

@@ -8,6 +8,7 @@ import {
   type AuditEntry,
   type Cycle,
   type Database,
+  EVERY_ACCOUNT,
   type OrderRecord,
   openConsoleStore,
   type StrategyRecord,
@@ -112,7 +113,10 @@ export async function clearStrategyHalt(
   if (!before) {
     throw new OperatorActionError('STRATEGY_NOT_FOUND', `no strategy named "${name}" was ever recorded`);
   }
-  const unsure = (await database.cycles.listByState('unsure', 10_000)).filter((c) => c.strategy === name);
+  // Every account's: a strategy's earlier cycles may be under the account an earlier version named.
+  const unsure = (await database.cycles.listByState(EVERY_ACCOUNT, 'unsure', 10_000)).filter(
+    (c) => c.strategy === name,
+  );
   if (unsure.length > 0) {
     const ids = unsure.map((c) => c.id).join(', ');
     throw new OperatorActionError(

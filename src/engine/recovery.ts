@@ -10,7 +10,7 @@
  * replica's `submitting` cycle is left to that replica while it lives, to the takeover when it dies
  * (liveness.ts), and to the time limit above otherwise: only its owner knows whether its request left.
  */
-import type { Cycle, CycleState } from '../db/index.js';
+import { type Cycle, type CycleState, EVERY_ACCOUNT } from '../db/index.js';
 import type { EngineContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
 
@@ -105,7 +105,7 @@ export async function recoverCyclesOf(
 
 function listOldest(context: EngineContext, state: CycleState): Promise<Cycle[]> {
   return withDatabase(context, 'cycles_list_by_state', () =>
-    context.database.cycles.listByState(state, BATCH),
+    context.database.cycles.listByState(EVERY_ACCOUNT, state, BATCH),
   );
 }
 

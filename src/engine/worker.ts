@@ -5,7 +5,7 @@
  * maintenance's approvals poll). start() and stop() are idempotent; stop() lets in-flight cycles finish
  * within the drain time.
  */
-import { retryWhileUnreachable } from '../db/index.js';
+import { EVERY_ACCOUNT, retryWhileUnreachable } from '../db/index.js';
 import { errorCodeOf } from '../errors.js';
 import { createPeriodicTask, type PeriodicTask } from '../runtime/periodic-task.js';
 import {
@@ -245,7 +245,7 @@ export class Worker {
   private async warnHaltedStrategies(): Promise<void> {
     const { context } = this;
     const halted = await withDatabase(context, 'strategies_halted', () =>
-      context.database.strategies.listHalted(),
+      context.database.strategies.listHalted(EVERY_ACCOUNT),
     );
     for (const strategy of halted) {
       context.logger.warn(

@@ -9,12 +9,13 @@
  * the treasury's figures, so they are registered in the console's scope (src/console/server.ts), whose
  * checks every request passes: a session of a person with the route's `requires` (the summary and the ledger
  * `read`; the reconciliation `operate`, as it pages through the service's orders on the replica's request
- * budget, where a 429 pauses its purchases).
+ * budget, where a 429 pauses its purchases). Each answers with the rows of the accounts the request's person
+ * may see, and reconciles each of them against its own service.
  */
 import { PassThrough } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PurchaseClient } from '../api/index.js';
-import type { Database } from '../db/index.js';
+import { type AccountScope, type Database, inScope } from '../db/index.js';
 import { isDecimal, toDecimalText } from '../money.js';
 import { EXPORT_FORMATS, type ExportFormat, type ExportOptions, exportOrders } from './order-export.js';
 import {
@@ -26,15 +27,17 @@ import {
   parseReportInstant,
   ReportArgumentError,
 } from './periods.js';
-import { reconcilePeriod } from './reconciliation.js';
+import { reconcileAccounts } from './reconciliation.js';
 import { buildReport } from './summary.js';
 
 export interface ReportRouteDeps {
   database: Database;
-  /** The service the reconciliation reads; absent in `console` without TREASURY_API_URL. */
-  client?: PurchaseClient;
+  /** Each account's service, which the reconciliation reads; none in `console` without a service. */
+  accounts: ReadonlyMap<string, { client: PurchaseClient }>;
   /** reports.timezone: the zone of dates and periods when a request names none. */
   timeZone: string;
+  /** The accounts the request's person may see. */
+  scopeOf(request: FastifyRequest): AccountScope;
 }
 
 type Query = Record<string, string | undefined>;
@@ -85,19 +88,23 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
       const query = request.query as Query;
       const { period, timeZone } = rangeOf(query, deps.timeZone);
       const by = choice<Grouping>('by', query.by, GROUPINGS, 'day');
-      return buildReport(deps.database, period, by, timeZone);
+      return buildReport(deps.database, deps.scopeOf(request), period, by, timeZone);
     }),
   );
 
   app.get('/api/reports/reconciliation', { config: { requires: 'operate' } }, (request, reply) =>
     answer(reply, () => {
       const { period } = rangeOf(request.query as Query, deps.timeZone);
-      if (!deps.client) {
+      const scope = deps.scopeOf(request);
+      const accounts = [...deps.accounts]
+        .filter(([name]) => inScope(scope, name))
+        .map(([name, { client }]) => ({ name, client }));
+      if (accounts.length === 0) {
         throw new ReportArgumentError(
           'the reconciliation reads the purchase service, and this console has none: set TREASURY_API_URL and its token',
         );
       }
-      return reconcilePeriod(deps.database, deps.client, period);
+      return reconcileAccounts(deps.database, accounts, period);
     }),
   );
 
@@ -112,7 +119,7 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
       if (error instanceof ReportArgumentError) return reply.code(400).send({ error: error.message });
       throw error;
     }
-    return sendOrderExport(reply, deps.database, period, { format });
+    return sendOrderExport(reply, deps.database, period, { format, scope: deps.scopeOf(request) });
   });
 }
 

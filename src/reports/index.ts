@@ -25,7 +25,10 @@ export {
 } from './periods.js';
 export {
   type Difference,
+  type ReconciledAccount,
   type Reconciliation,
+  type ReconciliationReport,
+  reconcileAccounts,
   reconcilePeriod,
   type SettlementLine,
 } from './reconciliation.js';

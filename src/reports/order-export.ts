@@ -13,7 +13,13 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import { type Database, type ExportedOrder, type OrderExportFilter, reportQueries } from '../db/index.js';
+import {
+  type AccountScope,
+  type Database,
+  type ExportedOrder,
+  type OrderExportFilter,
+  reportQueries,
+} from '../db/index.js';
 import { spreadsheetSafe } from '../printable.js';
 import type { Period } from './periods.js';
 
@@ -21,15 +27,17 @@ export const EXPORT_FORMATS = ['csv', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /**
- * The columns, in order, each with where its text comes from. `ours`: written by us from checked values:
+ * The columns, in order, each with where its text comes from; the account first, as an order id is one
+ * account's. `ours`: written by us from checked values:
  * decimals formatted from a `Decimal` (a negative amount is a number to the spreadsheet, and a decimal
  * cannot carry a formula), instants, the origin, the version number, the status of our own set, the
- * discrepancy flag. `outside`: text from the service (ids, symbol, network, transaction id) or a strategy
- * file, written spreadsheet-safe in CSV. `strategyVersion` is the number of the strategy version the order's
+ * discrepancy flag. `outside`: text from the service (ids, symbol, network, transaction id), a strategy
+ * file or the settings (the account), written spreadsheet-safe in CSV. `strategyVersion` is the number of the strategy version the order's
  * cycle ran under (`treasury-bot strategy versions NAME`); empty for external orders and cycles from before
  * versions.
  */
 const COLUMN_TEXT = {
+  account: 'outside',
   orderId: 'outside',
   origin: 'ours',
   strategy: 'outside',
@@ -99,6 +107,8 @@ export function padScale(text: string, scale: number): string {
 
 export interface ExportOptions {
   format: ExportFormat;
+  /** Whose orders: the CLI's `--account`, the console's person. */
+  scope: AccountScope;
   excel?: boolean;
   pageSize?: number;
   /** The console's download of its orders page narrows the period's orders by its filters. */
@@ -106,23 +116,25 @@ export interface ExportOptions {
 }
 
 /**
- * Every order of the period, page by page. The next page is asked for as soon as a page arrives (its last
- * row is the next cursor), so the database reads it while this one is written: two pages in memory at most.
+ * Every order of the scope in the period, page by page. The next page is asked for as soon as a page
+ * arrives (its last row is the next cursor), so the database reads it while this one is written: two pages
+ * in memory at most.
  */
 export async function* ordersOf(
   database: Database,
+  scope: AccountScope,
   period: Period,
   pageSize = EXPORT_PAGE_SIZE,
   filter: OrderExportFilter = {},
 ): AsyncGenerator<ExportedOrder> {
   const queries = reportQueries(database);
-  let next = queries.orderPage(period, null, pageSize, filter);
+  let next = queries.orderPage(scope, period, null, pageSize, filter);
   for (;;) {
     const page = await next;
     const last = page.at(-1);
     const more = page.length === pageSize && last !== undefined;
     if (more) {
-      next = queries.orderPage(period, last.cursor, pageSize, filter);
+      next = queries.orderPage(scope, period, last.cursor, pageSize, filter);
       // Awaited on the next turn; until then a failure must not count as unhandled (the caller may stop early).
       next.catch(() => {});
     }
@@ -140,7 +152,7 @@ export async function exportOrders(
   destination: Writable,
   options: ExportOptions,
 ): Promise<number> {
-  const orders = ordersOf(database, period, options.pageSize, options.filter);
+  const orders = ordersOf(database, options.scope, period, options.pageSize, options.filter);
   return options.format === 'csv'
     ? writeCsv(orders, destination, options.excel === true)
     : writeJson(orders, period, destination);

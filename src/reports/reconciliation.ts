@@ -14,16 +14,20 @@
  *    so an order that moved within a poll of a snapshot can show as a timing difference; re-run the report
  *    over a period that ends at a quiet moment before looking further.
  *
+ * Each account is reconciled on its own, against its own service (the orders listed with its client, so
+ * with its token at its address), with its own rows and balance snapshots: an order id is one account's.
+ *
  * Nothing here writes: the report is a reading, safe to repeat.
  */
 import type { OrderListItem, PurchaseClient } from '../api/index.js';
 import type { Database, ExportedOrder } from '../db/index.js';
-import { reportQueries } from '../db/index.js';
+import { oneAccount, reportQueries } from '../db/index.js';
 import { Decimal } from '../money.js';
 import { ordersOf } from './order-export.js';
 import type { Period } from './periods.js';
 
 export interface Difference {
+  account: string;
   check: 'orders' | 'settlement' | 'balance';
   kind: string;
   orderId: string | null;
@@ -31,6 +35,7 @@ export interface Difference {
 }
 
 export interface SettlementLine {
+  account: string;
   orderId: string;
   status: string;
   expectedFiat: string | null;
@@ -49,7 +54,9 @@ export interface BalanceFigures {
   creditUsed: string;
 }
 
+/** One account's reconciliation. */
 export interface Reconciliation {
+  account: string;
   from: Date;
   to: Date;
   agrees: boolean;
@@ -64,19 +71,48 @@ export interface Reconciliation {
   differences: Difference[];
 }
 
+/** Every account's reconciliation of one period; it agrees when each of them does. */
+export interface ReconciliationReport {
+  from: Date;
+  to: Date;
+  agrees: boolean;
+  accounts: Reconciliation[];
+}
+
+/** An account as the reconciliation reaches it: its name and a client of its own service. */
+export interface ReconciledAccount {
+  name: string;
+  client: PurchaseClient;
+}
+
 /** Pages of 100 read from the service at most: a million orders. */
 const MAX_SERVICE_PAGES = 10_000;
 const PAID = new Set(['paid', 'withdrawn', 'settled']);
 const WITHDRAWN = new Set(['withdrawn', 'settled']);
 
+/** Each account against its own service, the accounts side by side (each service paces its own requests). */
+export async function reconcileAccounts(
+  database: Database,
+  accounts: readonly ReconciledAccount[],
+  period: Period,
+): Promise<ReconciliationReport> {
+  const reconciled = await Promise.all(accounts.map((account) => reconcilePeriod(database, account, period)));
+  return {
+    from: period.start,
+    to: period.end,
+    agrees: reconciled.every((one) => one.agrees),
+    accounts: reconciled,
+  };
+}
+
 export async function reconcilePeriod(
   database: Database,
-  client: PurchaseClient,
+  { name: account, client }: ReconciledAccount,
   period: Period,
 ): Promise<Reconciliation> {
   const differences: Difference[] = [];
   const ours = new Map<string, ExportedOrder>();
-  for await (const order of ordersOf(database, period)) ours.set(order.orderId, order);
+  for await (const order of ordersOf(database, oneAccount(account), period)) ours.set(order.orderId, order);
   const service = await serviceOrders(client, period);
 
   let matched = 0;
@@ -84,6 +120,7 @@ export async function reconcilePeriod(
     const mine = ours.get(id);
     if (!mine) {
       differences.push({
+        account,
         check: 'orders',
         kind: 'missing_in_records',
         orderId: id,
@@ -93,12 +130,13 @@ export async function reconcilePeriod(
     }
     matched++;
     for (const figure of figuresDiffering(mine, theirs)) {
-      differences.push({ check: 'orders', kind: 'figures_differ', orderId: id, detail: figure });
+      differences.push({ account, check: 'orders', kind: 'figures_differ', orderId: id, detail: figure });
     }
   }
   for (const id of ours.keys()) {
     if (!service.has(id)) {
       differences.push({
+        account,
         check: 'orders',
         kind: 'missing_at_service',
         orderId: id,
@@ -115,8 +153,9 @@ export async function reconcilePeriod(
     differences.push(...settlementDifferences(order));
   }
 
-  const balance = await balanceCheck(database, period, differences);
+  const balance = await balanceCheck(database, account, period, differences);
   return {
+    account,
     from: period.start,
     to: period.end,
     agrees: differences.length === 0,
@@ -167,6 +206,7 @@ function figuresDiffering(mine: ExportedOrder, theirs: OrderListItem): string[] 
 
 function settlementLine(order: ExportedOrder): SettlementLine {
   return {
+    account: order.account,
     orderId: order.orderId,
     status: order.status,
     expectedFiat: order.expectedAmount,
@@ -185,6 +225,7 @@ function settlementDifferences(order: ExportedOrder): Difference[] {
   const found: Difference[] = [];
   const add = (kind: string, detail: string) =>
     found.push({
+      account: order.account,
       check: 'settlement',
       kind,
       orderId: order.orderId,
@@ -221,15 +262,18 @@ function settlementDifferences(order: ExportedOrder): Difference[] {
 
 async function balanceCheck(
   database: Database,
+  account: string,
   period: Period,
   differences: Difference[],
 ): Promise<Reconciliation['balance']> {
   const queries = reportQueries(database);
   const start =
-    (await queries.snapshotAtOrBefore(period.start)) ?? (await queries.firstSnapshotFrom(period.start));
-  const end = await queries.snapshotAtOrBefore(new Date(period.end.getTime() - 1));
+    (await queries.snapshotAtOrBefore(account, period.start)) ??
+    (await queries.firstSnapshotFrom(account, period.start));
+  const end = await queries.snapshotAtOrBefore(account, new Date(period.end.getTime() - 1));
   if (start === null || end === null || start.takenAt >= end.takenAt) {
     differences.push({
+      account,
       check: 'balance',
       kind: 'balance_unverified',
       orderId: null,
@@ -238,8 +282,8 @@ async function balanceCheck(
     return { start, end, change: null, expectedChange: null };
   }
   const [expectedStart, expectedEnd] = await Promise.all([
-    queries.expectedBalance(new Date(start.takenAt)),
-    queries.expectedBalance(new Date(end.takenAt)),
+    queries.expectedBalance(account, new Date(start.takenAt)),
+    queries.expectedBalance(account, new Date(end.takenAt)),
   ]);
   const fields = ['fiatBalance', 'cryptoBalance', 'creditUsed'] as const;
   const change = Object.fromEntries(
@@ -251,6 +295,7 @@ async function balanceCheck(
   for (const field of fields) {
     if (!new Decimal(change[field]).eq(expectedChange[field])) {
       differences.push({
+        account,
         check: 'balance',
         kind: 'balance_change_differs',
         orderId: null,

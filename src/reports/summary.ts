@@ -2,8 +2,11 @@
  * `treasury-bot report`: what was bought in a period, per day, week, month or strategy, and what the
  * price-threshold strategies saved against buying at every quote they saw. The sums come from the database
  * as exact decimals; the only rounding is in the averages and the savings, stated in `rounding`.
+ *
+ * Each account's figures stand apart (an account is one legal entity's books): a group is one account's
+ * period or strategy, the accounts in name order, and only the total adds the accounts of the scope up.
  */
-import type { Database, OrderAggregate } from '../db/index.js';
+import type { AccountScope, Database, OrderAggregate } from '../db/index.js';
 import { reportQueries } from '../db/index.js';
 import { Decimal, formatMoney, ZERO } from '../money.js';
 import { type Grouping, type LabelledPeriod, type Period, periodsOf } from './periods.js';
@@ -18,6 +21,8 @@ export const ROUNDING_NOTE = `average cost = fiat spent / crypto bought, rounded
 export const EXTERNAL = '(external)';
 
 export interface ReportGroup {
+  /** The account whose figures these are; null for the total of a report over several accounts. */
+  account: string | null;
   /** The period's label (`2026-03-08`, `2026-03`) or the strategy's name. */
   group: string;
   from: Date;
@@ -37,6 +42,7 @@ export interface ReportGroup {
 }
 
 export interface SavingsLine {
+  account: string;
   strategy: string;
   quotesSeen: number;
   /** The mean of every price quoted to the strategy in the period: what buying at each slot would average. */
@@ -57,6 +63,8 @@ export interface Report {
   timeZone: string;
   by: Grouping;
   rounding: string;
+  /** The accounts the report covers: the scope's with a strategy or a row in the period, in name order. */
+  accounts: string[];
   groups: ReportGroup[];
   total: ReportGroup;
   savings: SavingsLine[];
@@ -66,7 +74,7 @@ export interface Report {
  * A group's running figures: the group's own, before it has a label, a period and an average, plus the cost
  * of the orders whose quantity is known (the average's numerator).
  */
-interface Sums extends Omit<ReportGroup, 'group' | 'from' | 'to' | 'averageCost'> {
+interface Sums extends Omit<ReportGroup, 'account' | 'group' | 'from' | 'to' | 'averageCost'> {
   spentWithQuantity: Decimal;
 }
 
@@ -111,9 +119,10 @@ export function averageOf(spent: Decimal, bought: Decimal): Decimal | null {
   return new Decimal(formatMoney(spent.dividedBy(bought), AVERAGE_SCALE, 'halfEven'));
 }
 
-function toGroup(group: string, period: Period, sums: Sums): ReportGroup {
+function toGroup(account: string | null, group: string, period: Period, sums: Sums): ReportGroup {
   const { spentWithQuantity, ...rest } = sums;
   return {
+    account,
     group,
     from: period.start,
     to: period.end,
@@ -122,8 +131,15 @@ function toGroup(group: string, period: Period, sums: Sums): ReportGroup {
   };
 }
 
+/** One account's running figures: per strategy (external orders under EXTERNAL) and per period. */
+interface AccountSums {
+  byStrategy: Map<string, Sums>;
+  byPeriod: Sums[];
+}
+
 export async function buildReport(
   database: Database,
+  scope: AccountScope,
   range: Period,
   by: Grouping,
   timeZone: string,
@@ -131,46 +147,68 @@ export async function buildReport(
   const periods = periodsOf(range, by, timeZone);
   const bounds = [...periods.map((period) => period.start), range.end];
   const queries = reportQueries(database);
-  const [orderRows, skipRows, quotesSeen] = await Promise.all([
-    queries.orderAggregates(range, bounds),
-    queries.skipAggregates(range, bounds),
-    queries.quotesSeen(range),
+  const [orderRows, skipRows, quotesSeen, strategyAccounts] = await Promise.all([
+    queries.orderAggregates(scope, range, bounds),
+    queries.skipAggregates(scope, range, bounds),
+    queries.quotesSeen(scope, range),
+    queries.strategyAccounts(scope),
   ]);
 
+  // An account asked for by name is listed even when it has nothing yet: its empty periods are an answer.
+  const accounts = [
+    ...new Set([
+      ...(scope.accounts ?? []),
+      ...strategyAccounts,
+      ...orderRows.map((row) => row.account),
+      ...skipRows.map((row) => row.account),
+    ]),
+  ].sort(byCodePoint);
+  const byAccount = new Map<string, AccountSums>(
+    accounts.map((account) => [account, { byStrategy: new Map(), byPeriod: periods.map(emptySums) }]),
+  );
   const total = emptySums();
-  const byStrategy = new Map<string, Sums>();
-  const byPeriod = periods.map(emptySums);
-  const strategySums = (name: string) => {
+  const strategySums = (account: string, name: string) => {
+    const { byStrategy } = byAccount.get(account)!;
     const sums = byStrategy.get(name) ?? emptySums();
     byStrategy.set(name, sums);
     return sums;
   };
   // width_bucket numbers the periods from 1; rows outside [start, end) cannot occur (the query's range).
-  const periodSums = (bucket: number) => byPeriod[bucket - 1] ?? emptySums();
+  const periodSums = (account: string, bucket: number) =>
+    byAccount.get(account)!.byPeriod[bucket - 1] ?? emptySums();
   for (const row of orderRows) {
     addOrders(total, row);
-    addOrders(strategySums(row.strategy ?? EXTERNAL), row);
-    addOrders(periodSums(row.bucket), row);
+    addOrders(strategySums(row.account, row.strategy ?? EXTERNAL), row);
+    addOrders(periodSums(row.account, row.bucket), row);
   }
   for (const row of skipRows) {
     addSkips(total, row.reason, row.cycles);
-    addSkips(strategySums(row.strategy), row.reason, row.cycles);
-    addSkips(periodSums(row.bucket), row.reason, row.cycles);
+    addSkips(strategySums(row.account, row.strategy), row.reason, row.cycles);
+    addSkips(periodSums(row.account, row.bucket), row.reason, row.cycles);
   }
 
-  const groups =
+  const groups = [...byAccount].flatMap(([account, { byStrategy, byPeriod }]) =>
     by === 'strategy'
       ? [...byStrategy.entries()]
           .sort(([a], [b]) => byCodePoint(a, b))
-          .map(([name, sums]) => toGroup(name, range, sums))
+          .map(([name, sums]) => toGroup(account, name, range, sums))
       : periods.map((period: LabelledPeriod, index) =>
-          toGroup(period.label, period, byPeriod[index] ?? emptySums()),
-        );
+          toGroup(account, period.label, period, byPeriod[index] ?? emptySums()),
+        ),
+  );
 
   const savings = quotesSeen
     .filter((seen) => seen.hasPriceThreshold && seen.quotes > 0)
-    .sort((a, b) => byCodePoint(a.strategy, b.strategy))
-    .map((seen) => savingsOf(seen.strategy, seen.quotes, new Decimal(seen.priceSum), byStrategy));
+    .sort((a, b) => byCodePoint(a.account, b.account) || byCodePoint(a.strategy, b.strategy))
+    .map((seen) =>
+      savingsOf(
+        seen.account,
+        seen.strategy,
+        seen.quotes,
+        new Decimal(seen.priceSum),
+        byAccount.get(seen.account)?.byStrategy,
+      ),
+    );
 
   return {
     from: range.start,
@@ -178,25 +216,28 @@ export async function buildReport(
     timeZone,
     by,
     rounding: ROUNDING_NOTE,
+    accounts,
     groups,
-    total: toGroup('total', range, total),
+    total: toGroup(accounts.length === 1 ? accounts[0]! : null, 'total', range, total),
     savings,
   };
 }
 
 function savingsOf(
+  account: string,
   strategy: string,
   quotes: number,
   priceSum: Decimal,
-  byStrategy: ReadonlyMap<string, Sums>,
+  byStrategy: ReadonlyMap<string, Sums> | undefined,
 ): SavingsLine {
-  const sums = byStrategy.get(strategy) ?? emptySums();
+  const sums = byStrategy?.get(strategy) ?? emptySums();
   const averageQuotedPrice = new Decimal(formatMoney(priceSum.dividedBy(quotes), AVERAGE_SCALE, 'halfEven'));
   const plainDcaCost = new Decimal(
     formatMoney(sums.bought.times(averageQuotedPrice), FIAT_SCALE, 'halfEven'),
   );
   const savings = plainDcaCost.minus(sums.spentWithQuantity);
   return {
+    account,
     strategy,
     quotesSeen: quotes,
     averageQuotedPrice,

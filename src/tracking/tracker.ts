@@ -6,7 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createServiceGate } from '../api/index.js';
-import type { Database, OrderRecord, SettlementSource, SettlementStatus } from '../db/index.js';
+import {
+  type Database,
+  EVERY_ACCOUNT,
+  type OrderRecord,
+  type SettlementSource,
+  type SettlementStatus,
+} from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createPeriodicTask } from '../runtime/periodic-task.js';
@@ -192,7 +198,7 @@ const SURVEY_LIMIT = 5_000;
 
 export async function surveyOpenOrders(deps: SurveyDeps): Promise<SurveyReport> {
   const { database, metrics, logger } = deps;
-  const open = await callDatabase(deps, 'survey', () => database.orders.listOpen(SURVEY_LIMIT));
+  const open = await callDatabase(deps, 'survey', () => database.orders.listOpen(EVERY_ACCOUNT, SURVEY_LIMIT));
   if (open.length >= SURVEY_LIMIT)
     logger.warn({ limit: SURVEY_LIMIT }, 'survey saw only the oldest open orders');
   const now = deps.clock();

@@ -15,6 +15,7 @@ import { and, asc, desc, eq, inArray, isNull, lte, type SQL, sql } from 'drizzle
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { TreasuryError } from '../../errors.js';
 import { Decimal } from '../../money.js';
+import { type AccountScope, accountCondition } from '../account-scope.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
 import { approvalRequests, approvals, cycles, envelopes, strategies, users } from '../schema.js';
@@ -79,6 +80,8 @@ export interface EnvelopeInput {
 
 export interface Envelope extends EnvelopeInput {
   id: number;
+  /** Its strategy's account: an envelope covers the cycles of one strategy, so of one account. */
+  account: string;
   approversRequired: number;
   createdBy: string;
   createdAt: Date;
@@ -115,7 +118,8 @@ export interface ClaimedApproval {
 }
 
 export interface ApprovalsRepository {
-  listParked(): Promise<ParkedCycle[]>;
+  /** The scope's parked cycles waiting for people, oldest first. */
+  listParked(scope: AccountScope): Promise<ParkedCycle[]>;
   approveCycle(cycleId: number, person: string, maxPrice: Decimal | null): Promise<CycleApprovalResult>;
   rejectCycle(cycleId: number, person: string, reason: string): Promise<Cycle>;
   /**
@@ -133,7 +137,8 @@ export interface ApprovalsRepository {
   addEnvelope(input: EnvelopeInput, person: string): Promise<Envelope>;
   approveEnvelope(id: number, person: string): Promise<Envelope>;
   revokeEnvelope(id: number, person: string): Promise<Envelope>;
-  listEnvelopes(): Promise<Envelope[]>;
+  /** The scope's envelopes, newest first. */
+  listEnvelopes(scope: AccountScope): Promise<Envelope[]>;
   /** The cycle's approval record, or null when it never needed a person. */
   forCycle(cycleId: number): Promise<CycleApproval | null>;
 }
@@ -147,12 +152,12 @@ export function createApprovalsRepository(
   outbox: Outbox,
 ): ApprovalsRepository {
   return {
-    async listParked() {
+    async listParked(scope) {
       const rows = await db
         .select({ request: approvalRequests, cycle: cycles })
         .from(approvalRequests)
         .innerJoin(cycles, eq(cycles.id, approvalRequests.cycleId))
-        .where(isNull(approvalRequests.decision))
+        .where(and(isNull(approvalRequests.decision), accountCondition(cycles.account, scope)))
         .orderBy(asc(approvalRequests.parkedAt), asc(approvalRequests.cycleId));
       const approvers = await approversOf(
         db,
@@ -488,19 +493,18 @@ export function createApprovalsRepository(
         return after;
       }),
 
-    async listEnvelopes() {
-      const rows = await db.select().from(envelopes).orderBy(desc(envelopes.id));
-      const spent = await spentOf(
-        db,
-        rows.map((row) => row.id),
-      );
-      const approvers = await approversOf(
-        db,
-        'envelope',
-        rows.map((row) => row.id),
-      );
-      return rows.map((row) =>
-        toEnvelope(row, spent.get(row.id) ?? new Decimal(0), approvers.get(row.id) ?? []),
+    async listEnvelopes(scope) {
+      const rows = await db
+        .select({ envelope: envelopes, account: strategies.account })
+        .from(envelopes)
+        .innerJoin(strategies, eq(strategies.name, envelopes.strategy))
+        .where(accountCondition(strategies.account, scope))
+        .orderBy(desc(envelopes.id));
+      const ids = rows.map((row) => row.envelope.id);
+      const spent = await spentOf(db, ids);
+      const approvers = await approversOf(db, 'envelope', ids);
+      return rows.map(({ envelope, account }) =>
+        toEnvelope(envelope, account, spent.get(envelope.id) ?? new Decimal(0), approvers.get(envelope.id) ?? []),
       );
     },
 
@@ -644,12 +648,18 @@ async function lockedEnvelope(tx: DrizzleExecutor, id: number): Promise<Envelope
 async function envelopeOf(executor: DrizzleExecutor, row: EnvelopeRow): Promise<Envelope> {
   const spent = (await spentOf(executor, [row.id])).get(row.id) ?? new Decimal(0);
   const approvers = (await approversOf(executor, 'envelope', [row.id])).get(row.id) ?? [];
-  return toEnvelope(row, spent, approvers);
+  const [strategy] = await executor
+    .select({ account: strategies.account })
+    .from(strategies)
+    .where(eq(strategies.name, row.strategy));
+  if (!strategy) throw new Error(`envelope ${row.id} names strategy ${row.strategy}, which has no row`);
+  return toEnvelope(row, strategy.account, spent, approvers);
 }
 
-function toEnvelope(row: EnvelopeRow, spent: Decimal, approvedBy: string[]): Envelope {
+function toEnvelope(row: EnvelopeRow, account: string, spent: Decimal, approvedBy: string[]): Envelope {
   return {
     id: row.id,
+    account,
     strategy: row.strategy,
     maxOrder: row.maxOrder,
     maxTotal: row.maxTotal,

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
+import { type AccountScope, accountCondition } from '../account-scope.js';
 import type { Connection, DrizzleHandle } from '../connection.js';
 import { assertLegalTransition, isFinalState } from '../cycle-transitions.js';
 import { cycles } from '../schema.js';
@@ -45,8 +46,10 @@ export interface CyclesRepository {
   commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult>;
   get(id: number): Promise<Cycle | null>;
   getBySlot(strategy: string, slot: Date): Promise<Cycle | null>;
-  listRecent(options?: { limit?: number; strategy?: string }): Promise<Cycle[]>;
-  listByState(state: CycleState, limit?: number): Promise<Cycle[]>;
+  /** The scope's cycles, newest claim first. */
+  listRecent(scope: AccountScope, options?: { limit?: number; strategy?: string }): Promise<Cycle[]>;
+  /** The scope's cycles in the state, the longest untouched first. */
+  listByState(scope: AccountScope, state: CycleState, limit?: number): Promise<Cycle[]>;
   /**
    * The cycles of ours for the account, in any state, that acted on these quoteIds: quoteId → the cycle's id
    * and state. A quote id is one account's: the same text at another account is another quote.
@@ -55,8 +58,8 @@ export interface CyclesRepository {
     account: string,
     quoteIds: readonly string[],
   ): Promise<Map<string, { cycleId: number; state: CycleState }>>;
-  /** Cycles whose order the service reports with other figures than asked, newest first. */
-  listWithDiscrepancy(limit?: number): Promise<Cycle[]>;
+  /** The scope's cycles whose order the service reports with other figures than asked, newest first. */
+  listWithDiscrepancy(scope: AccountScope, limit?: number): Promise<Cycle[]>;
   /** How many cycles are in the state, without reading them (the maintenance gauges, every pass). */
   countByState(state: CycleState): Promise<number>;
   /** Leases up to `limit` unsure cycles of the account whose lease is free or expired; others skip them. */
@@ -221,11 +224,16 @@ export function createCyclesRepository(
       return first(await selectBySlot.execute({ strategy, slot: slot.toISOString() }));
     },
 
-    async listRecent({ limit = 50, strategy } = {}) {
+    async listRecent(scope, { limit = 50, strategy } = {}) {
       const rows = await db
         .select()
         .from(cycles)
-        .where(strategy === undefined ? undefined : eq(cycles.strategy, strategy))
+        .where(
+          and(
+            strategy === undefined ? undefined : eq(cycles.strategy, strategy),
+            accountCondition(cycles.account, scope),
+          ),
+        )
         .orderBy(desc(cycles.claimedAt), desc(cycles.id))
         .limit(limit);
       return rows.map(toCycle);
@@ -253,21 +261,21 @@ export function createCyclesRepository(
       return owners;
     },
 
-    async listWithDiscrepancy(limit = 100) {
+    async listWithDiscrepancy(scope, limit = 100) {
       const rows = await db
         .select()
         .from(cycles)
-        .where(isNotNull(cycles.discrepancy))
+        .where(and(isNotNull(cycles.discrepancy), accountCondition(cycles.account, scope)))
         .orderBy(desc(cycles.updatedAt), desc(cycles.id))
         .limit(limit);
       return rows.map(toCycle);
     },
 
-    async listByState(state, limit = 100) {
+    async listByState(scope, state, limit = 100) {
       const rows = await db
         .select()
         .from(cycles)
-        .where(eq(cycles.state, state))
+        .where(and(eq(cycles.state, state), accountCondition(cycles.account, scope)))
         .orderBy(asc(cycles.updatedAt), asc(cycles.id))
         .limit(limit);
       return rows.map(toCycle);

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { type AccountScope, accountCondition } from '../account-scope.js';
 import { type DrizzleExecutor, type DrizzleHandle, encodedPlaceholder as encoded } from '../connection.js';
 import { assertLegalTransition } from '../cycle-transitions.js';
 import { cycles, orders, settlementEvents, strategies } from '../schema.js';
@@ -60,7 +61,8 @@ export interface OrdersRepository {
   reschedule(orderId: number, nextCheckAt: Date): Promise<void>;
   /** Flags an order whose settlement stopped progressing; kept until progress is seen again. */
   markStuck(orderId: number, at?: Date): Promise<OrderRecord | null>;
-  listOpen(limit?: number): Promise<OrderRecord[]>;
+  /** The scope's orders not settled yet, oldest first. */
+  listOpen(scope: AccountScope, limit?: number): Promise<OrderRecord[]>;
   /** The settlement status of each of these cycles' orders (cycles without an order are absent). */
   statusOfCycles(cycleIds: readonly number[]): Promise<Map<number, string>>;
   listRecent(limit?: number): Promise<OrderRecord[]>;
@@ -361,11 +363,11 @@ export function createOrdersRepository(
       });
     },
 
-    async listOpen(limit = 500) {
+    async listOpen(scope, limit = 500) {
       const rows = await db
         .select()
         .from(orders)
-        .where(isNull(orders.settledAt))
+        .where(and(isNull(orders.settledAt), accountCondition(orders.account, scope)))
         .orderBy(asc(orders.createdAt), asc(orders.id))
         .limit(limit);
       return rows.map(toOrder);

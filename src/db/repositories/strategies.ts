@@ -1,4 +1,5 @@
-import { asc, eq, isNotNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, sql } from 'drizzle-orm';
+import { type AccountScope, accountCondition } from '../account-scope.js';
 import { insertRows, rowSlices } from '../bulk.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { strategies } from '../schema.js';
@@ -13,8 +14,8 @@ export interface StrategiesRepository {
   clearHalt(name: string): Promise<StrategyRecord | null>;
   get(name: string): Promise<StrategyRecord | null>;
   list(): Promise<StrategyRecord[]>;
-  /** The halted ones only: a worker with thousands of strategies asks this every maintenance pass. */
-  listHalted(): Promise<StrategyRecord[]>;
+  /** The halted ones of the scope only: a worker with thousands of strategies asks this every maintenance pass. */
+  listHalted(scope: AccountScope): Promise<StrategyRecord[]>;
 }
 
 type StrategyRow = typeof strategies.$inferSelect;
@@ -112,11 +113,11 @@ export function createStrategiesRepository(
       return (await db.select().from(strategies).orderBy(asc(strategies.name))).map(toStrategy);
     },
 
-    async listHalted() {
+    async listHalted(scope) {
       const rows = await db
         .select()
         .from(strategies)
-        .where(isNotNull(strategies.haltedAt))
+        .where(and(isNotNull(strategies.haltedAt), accountCondition(strategies.account, scope)))
         .orderBy(asc(strategies.name));
       return rows.map(toStrategy);
     },
