@@ -1,12 +1,13 @@
 /**
  * `treasury-bot console`: the web console alone, on the ops address, reading and acting on the database
- * without running cycles (for a host that should not trade, or while the worker is stopped). With
- * TREASURY_API_URL set it also reads the purchase service, which adopting an order needs; without it there
- * is no service to read (demo mode's sandbox would be a new, empty one). SIGINT and SIGTERM stop it.
+ * without running cycles (for a host that should not trade, or while the worker is stopped). It also reads
+ * the purchase service of each account with an address and a token (TREASURY_API_URL for `default`), which
+ * adopting an order and the reconciliation report need; an account without is shown but not read (demo
+ * mode's sandbox would be a new, empty one). SIGINT and SIGTERM stop it.
  */
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
-import type { PurchaseClient } from '../api/index.js';
+import type { ConsoleAccount } from '../console/context.js';
 import type { Database } from '../db/index.js';
 import { createLogger } from '../observability/logger.js';
 import { printErrorLine } from './terminal.js';
@@ -20,12 +21,12 @@ export function registerConsoleCommands(program: Command): void {
 
 async function runConsole(): Promise<void> {
   let database: Database | undefined;
-  let client: PurchaseClient | undefined;
+  const accounts = new Map<string, ConsoleAccount>();
   let server: FastifyInstance | undefined;
   let secrets: string[] = [];
   try {
     const { openDatabaseFromSettings, secretsOf } = await import('../app.js');
-    const { clearTextWarnings, consoleHosts, createClientFromSettings, loadSettings, planListeners } =
+    const { clearTextWarnings, consoleHosts, createAccountClient, isDemo, loadSettings, planListeners } =
       await import('../config/index.js');
     const { registerConsole } = await import('../console/server.js');
     const { settleDemoAdmin } = await import('../console/demo-admin.js');
@@ -44,18 +45,26 @@ async function runConsole(): Promise<void> {
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
     server.get('/healthz', async () => ({ status: 'ok' }));
     const clock = () => new Date();
-    const { url, token } = settings.api;
-    // Reading pages needs no service: a URL without its token only turns adopting off, said once here.
-    if (url !== undefined && token !== undefined)
-      client = createClientFromSettings(settings, { baseUrl: url, token });
-    else if (url !== undefined)
-      logger.warn('TREASURY_API_URL is set without a token: adopting orders from the console is off');
+    // Reading pages needs no service: an address without its token only turns reading it off, said here.
+    for (const account of settings.accounts) {
+      const { url, token } = account.api;
+      const client =
+        url !== undefined && token !== undefined
+          ? createAccountClient(account, { baseUrl: url, token })
+          : undefined;
+      if (url !== undefined && token === undefined)
+        logger.warn(
+          { account: account.name },
+          'the account names a service without a token: adopting its orders from the console is off',
+        );
+      accounts.set(account.name, client ? { name: account.name, client } : { name: account.name });
+    }
     const ops = planListeners(settings).ops;
     const store = openConsoleStore(database, clock);
     // Before the console answers: a demo admin left on this database must not open it (README, Demo mode).
     await settleDemoAdmin(store, {
       command: 'console',
-      demo: url === undefined,
+      demo: isDemo(settings),
       embedded: database.kind === 'pglite',
     });
     registerConsole(server, {
@@ -63,7 +72,7 @@ async function runConsole(): Promise<void> {
       store,
       clock,
       logger,
-      ...(client ? { client } : {}),
+      accounts,
       hosts: consoleHosts(settings, ops),
       reports: { timeZone: settings.reports.timezone },
       requireTotp: settings.console.requireTotp,
@@ -90,7 +99,7 @@ async function runConsole(): Promise<void> {
     process.exitCode = 1;
   } finally {
     await server?.close();
-    await client?.close();
+    await Promise.all([...accounts.values()].map((account) => account.client?.close()));
     await database?.close();
   }
 }

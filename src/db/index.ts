@@ -1,4 +1,13 @@
 /** The persistence layer's public surface: everything outside src/db imports from here. */
+export {
+  AccountNotInScopeError,
+  type AccountScope,
+  accountsParameter,
+  EVERY_ACCOUNT,
+  inScope,
+  narrowScope,
+  oneAccount,
+} from './account-scope.js';
 export { advisoryLockKey } from './advisory-key.js';
 export { DatabaseTimeoutError, withinDatabaseTimeout } from './call-timeout.js';
 export { type DatabaseKind, describeTarget, type ReservedConnection } from './connection.js';
@@ -52,8 +61,15 @@ export {
 } from './repositories/approvals.js';
 export type { AuditAction, AuditEntry, AuditRecord, AuditRepository } from './repositories/audit.js';
 export type { BalancesRepository } from './repositories/balances.js';
-export { ConsoleActionError, type ConsoleActions } from './repositories/console-actions.js';
-export type { ConsoleReads, OrderFilter, OrderListed, SpendPoint } from './repositories/console-reads.js';
+export { ConsoleActionError, type ConsoleActions, orderSubject } from './repositories/console-actions.js';
+export type {
+  AuditListed,
+  ConsoleReads,
+  OpenOrders,
+  OrderFilter,
+  OrderListed,
+  SpendPoint,
+} from './repositories/console-reads.js';
 export { type ConsoleStore, openConsoleStore } from './repositories/console-store.js';
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository } from './repositories/cycles.js';
@@ -79,6 +95,7 @@ export type { OrdersRepository } from './repositories/orders.js';
 export {
   APPROVER_ROLES,
   type ConsoleSession,
+  type NewPerson,
   PeopleError,
   type PeopleRepository,
   type Person,
