@@ -15,9 +15,11 @@ import {
 import { type EngineSettings, engineSchema } from '../../../src/config/index.js';
 import type { CycleTrigger, Database } from '../../../src/db/index.js';
 import {
+  type AccountContext,
   type CycleReport,
   createApiObserver,
   type EngineContext,
+  inAccount,
   KillSwitch,
   observeGate,
   recordStrategiesSeen,
@@ -32,7 +34,13 @@ import {
   type SandboxOptions,
   startSandbox,
 } from '../../../src/sandbox/index.js';
-import { type DcaStrategy, DEFAULT_QUOTE_TOLERANCES, type Strategy } from '../../../src/strategy/index.js';
+import {
+  accountOf,
+  type DcaStrategy,
+  DEFAULT_ACCOUNT,
+  DEFAULT_QUOTE_TOLERANCES,
+  type Strategy,
+} from '../../../src/strategy/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 
 export interface LogLine {
@@ -45,11 +53,18 @@ export interface EngineBench {
   sandbox: RunningSandbox;
   test: TestDatabase;
   database: Database;
+  /** The first account's client (the only one's, without `accounts`). */
   client: PurchaseClient;
+  /** Every account's client, by name. */
+  clients: Map<string, PurchaseClient>;
+  /** The token the sandbox gave each account. */
+  tokens: Map<string, string>;
   metrics: Metrics;
   /** The client's gate, when the options asked for one. */
   gate: ServiceGate | undefined;
   context: EngineContext;
+  /** The context of one account (default: the first). */
+  inAccount(name?: string): AccountContext;
   lines: LogLine[];
   requests: RequestEvent[];
   /** Called after every client request, before the caller sees the answer. */
@@ -70,6 +85,11 @@ export interface BenchOptions {
   /** Reuse a database (a second replica on the same one). */
   test?: TestDatabase;
   /**
+   * Several accounts at the sandbox, each with its own token (`token-NAME`), ledger and credit line, and a
+   * client of its own; default one account, `default`, with the demo token.
+   */
+  accounts?: readonly string[];
+  /**
    * A gate for the client (its pace and a 429's pause), observed as the worker's is; without it requests
    * leave at once and a 429 pauses nothing.
    */
@@ -83,9 +103,16 @@ export function engineSettings(overrides: Record<string, unknown> = {}): EngineS
 export async function startEngineBench(options: BenchOptions = {}): Promise<EngineBench> {
   const bench = {} as EngineBench;
   bench.sandboxClockOffsetMs = 0;
+  const names = options.accounts ?? [DEFAULT_ACCOUNT];
+  bench.tokens = new Map(
+    names.map((name) => [name, options.accounts === undefined ? DEMO_TOKEN : `token-${name}`]),
+  );
   bench.sandbox = await startSandbox({
     stepMs: 0,
     now: () => Date.now() + bench.sandboxClockOffsetMs,
+    ...(options.accounts === undefined
+      ? {}
+      : { accounts: names.map((name) => ({ name, token: bench.tokens.get(name)! })) }),
     ...options.sandbox,
   });
   // One clock for the engine and the rows it writes (submitted_at decides a cycle's budget period).
@@ -96,7 +123,7 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
   bench.metrics = createMetrics({ defaultMetrics: false });
   const logger = createLogger({
     level: 'debug',
-    secrets: [DEMO_TOKEN],
+    secrets: [...bench.tokens.values()],
     destination: new Writable({
       write(chunk, _encoding, done) {
         for (const line of String(chunk).split('\n')) if (line) bench.lines.push(JSON.parse(line) as LogLine);
@@ -105,22 +132,31 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
     }),
   });
   const observer = createApiObserver(bench.metrics);
-  bench.gate = options.gate && createServiceGate({ ...options.gate, ...observeGate(bench.metrics, logger) });
-  bench.client = createPurchaseClient({
-    baseUrl: bench.sandbox.url,
-    token: DEMO_TOKEN,
-    retry: { baseDelayMs: 5, maxDelayMs: 20 },
-    ...(bench.gate ? { gate: bench.gate } : {}),
-    onRequest: (event) => {
-      observer.onRequest(event);
-      bench.requests.push(event);
-      bench.onRequest?.(event);
-    },
-  });
+  bench.gate =
+    options.gate && createServiceGate({ ...options.gate, ...observeGate(bench.metrics, logger, names[0]!) });
+  bench.clients = new Map(
+    names.map((name) => {
+      const onRequest = observer.forAccount(name);
+      const client = createPurchaseClient({
+        baseUrl: bench.sandbox.url,
+        token: bench.tokens.get(name)!,
+        account: name,
+        retry: { baseDelayMs: 5, maxDelayMs: 20 },
+        ...(bench.gate && name === names[0] ? { gate: bench.gate } : {}),
+        onRequest: (event) => {
+          onRequest(event);
+          bench.requests.push(event);
+          bench.onRequest?.(event);
+        },
+      });
+      return [name, client];
+    }),
+  );
+  bench.client = bench.clients.get(names[0]!)!;
   const clock = options.clock ?? (() => new Date());
   bench.context = {
     database: bench.database,
-    client: bench.client,
+    accounts: new Map([...bench.clients].map(([name, client]) => [name, { name, client }])),
     metrics: bench.metrics,
     logger,
     settings: engineSettings(options.engine),
@@ -137,12 +173,13 @@ export async function startEngineBench(options: BenchOptions = {}): Promise<Engi
     }),
     tolerances: DEFAULT_QUOTE_TOLERANCES,
   };
+  bench.inAccount = (name = names[0]!) => inAccount(bench.context, name);
   bench.run = async (strategy, slot = freshSlot(), trigger = 'once') => {
     await recordStrategiesSeen(bench.context, [strategy]);
-    return runCycle(bench.context, { strategy, slot, trigger });
+    return runCycle(bench.inAccount(accountOf(strategy)), { strategy, slot, trigger });
   };
   bench.close = async () => {
-    await bench.client.close();
+    await Promise.all([...bench.clients.values()].map((client) => client.close()));
     await bench.sandbox.close();
     if (!options.test) await bench.test.drop();
   };
