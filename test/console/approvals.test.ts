@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_ACTIONS } from '../../src/console/approval-actions.js';
 import { allows } from '../../src/console/permissions.js';
 import { type ApprovalControl, createApprovalControl } from '../../src/control/index.js';
-import { openConsoleStore, ROLES, type Role } from '../../src/db/index.js';
+import { EVERY_ACCOUNT, openConsoleStore, ROLES, type Role } from '../../src/db/index.js';
 import { recordStrategiesSeen } from '../../src/engine/index.js';
 import type { DcaStrategy } from '../../src/strategy/index.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from '../engine/support/harness.js';
@@ -175,7 +175,7 @@ describe('console approvals', () => {
       _csrf: await approver.csrfFrom('/approvals'),
     });
     expect(add.status, add.body).toBe(303);
-    const [own] = await control.listEnvelopes();
+    const [own] = await control.listEnvelopes(EVERY_ACCOUNT);
     expect(own).toMatchObject({ createdBy: 'approver', activeAt: null });
     const before = await lastAuditId();
     const refused = await approver.post(`/envelopes/${own!.id}/approve`, {
@@ -217,7 +217,8 @@ describe('console approvals', () => {
       ['/envelopes', { ...envelope, maxTotal: '5.00' }, 400, 'the max total 5 is below the max order 10'],
       ['/envelopes', { ...envelope, from: '2030-01-01T10:00' }, 400, 'from: expected an ISO 8601'],
       ['/envelopes', { ...envelope, until: '2029-01-01' }, 400, 'the envelope must end after it starts'],
-      ['/envelopes', { ...envelope, strategy: 'nope' }, 400, 'no strategy named &quot;nope&quot;'],
+      // A strategy not recorded is not found, as another account's is (test/console/accounts.test.ts).
+      ['/envelopes', { ...envelope, strategy: 'nope' }, 404, 'no strategy named &quot;nope&quot;'],
     ];
     for (const [path, form, status, message] of tries) {
       const before = await lastAuditId();
@@ -241,7 +242,7 @@ describe('console approvals', () => {
       expect(page.body.includes('action="/envelopes"'), role).toBe(allows(role, 'approve'));
     }
     const overview = await clients.get('viewer')!.get('/');
-    const parked = (await control.listParked()).length;
+    const parked = (await control.listParked(EVERY_ACCOUNT)).length;
     expect(overview.body).toContain(`<div class="card"><b>${parked}</b>parked</div>`);
     const attention = await clients.get('operator')!.get('/attention');
     expect(attention.body).toContain(

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { hashPassword } from '../../src/console/passwords.js';
 import { registerConsole } from '../../src/console/server.js';
-import { type Database, openConsoleStore, openMigratedDatabase } from '../../src/db/index.js';
+import { type Database, EVERY_ACCOUNT, openConsoleStore, openMigratedDatabase } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { createReceiverServer, listen } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -81,10 +81,10 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     database = test.url
       ? test.database
       : (await openMigratedDatabase({ dataDir: env.TREASURY_DATA_DIR })).database;
-    const [cycle] = await database.cycles.listRecent({ limit: 1 });
+    const [cycle] = await database.cycles.listRecent(EVERY_ACCOUNT, { limit: 1 });
     cycleId = cycle!.id;
     await database.strategies.upsertSeen([
-      { name: INJECTED, kind: 'dca', config: { name: INJECTED }, hash: 'h' },
+      { name: INJECTED, kind: 'dca', account: 'default', config: { name: INJECTED }, hash: 'h' },
     ]);
     await database.strategies.halt(INJECTED, `halted because ${INJECTED}`);
 
@@ -99,7 +99,13 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
       level: 'silent',
       destination: new Writable({ write: (_c, _e, done) => done() }),
     });
-    registerConsole(server, { database, store, clock: () => new Date(), logger, client });
+    registerConsole(server, {
+      database,
+      store,
+      clock: () => new Date(),
+      logger,
+      accounts: new Map([['default', { name: 'default', client }]]),
+    });
     url = `http://127.0.0.1:${await listen(server, '127.0.0.1', 0)}`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
   }, 120_000);
@@ -153,9 +159,9 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
   it('shows a viewer no buttons, and the server refuses the viewer’s forged request', async () => {
     const page = await newPage();
     await logIn(page, 'victor');
-    await expect(page.locator('main button').count()).resolves.toBe(0);
+    await expect(page.locator('main form[method=post] button').count()).resolves.toBe(0);
     await page.goto(`${url}/attention`);
-    await expect(page.locator('main button').count()).resolves.toBe(0);
+    await expect(page.locator('main form[method=post] button').count()).resolves.toBe(0);
     const csrf = await page.locator('input[name=_csrf]').first().getAttribute('value');
     const forged = await page.request.post(`${url}/kill-switch/pause`, { form: { _csrf: csrf ?? '' } });
     expect(forged.status()).toBe(403);
@@ -200,6 +206,7 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
   it("adopts an unsure cycle's order from the Attention page as an operator", async () => {
     const claimed = await database.cycles.claimSlot({
       strategy: NAME,
+      account: 'default',
       slot: new Date('2031-01-01T10:00:00Z'),
       trigger: 'schedule',
       owner: 'browser-test',
