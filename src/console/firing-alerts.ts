@@ -7,9 +7,9 @@
  * console alone (`treasury-bot console`) says it cannot tell. Whether a replica answers its scrape is
  * Prometheus' to know; the overview's replicas table shows their heartbeats instead.
  *
- * A person limited to some accounts is told of those accounts' records and strategies only; what a process
- * counts over every account's cycles without telling them apart (the approvals waiting long) is not
- * evaluated for them.
+ * A view of some accounts (a person limited to them, or the account filter) is told of those accounts'
+ * records and strategies only; what a process counts over every account's cycles without telling them apart
+ * (the approvals waiting long) is not evaluated there.
  */
 import { html } from 'hono/html';
 import type { AccountScope, ControlState, StrategyRecord } from '../db/index.js';
@@ -35,7 +35,7 @@ export interface AlertsNow {
 }
 
 const NO_PROCESS = 'counted by the worker process; this console runs without it';
-const EVERY_ACCOUNTS_COUNT = "counted over every account's cycles, and you see only some accounts";
+const EVERY_ACCOUNTS_COUNT = "counted over every account's cycles, not per account";
 
 const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
 

@@ -92,6 +92,7 @@ export async function startTestConsole(
     logger,
     accounts: new Map([...clients].map(([name, accountClient]) => [name, { name, client: accountClient }])),
     metrics,
+    reports: { timeZone: 'UTC' },
     requireTotp: options.requireTotp,
   });
   const port = await listen(server, '127.0.0.1', 0);
