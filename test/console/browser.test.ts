@@ -124,7 +124,7 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     await logIn(page, 'alice');
     await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
     const spend = page.locator('tr', { hasText: NAME });
-    await expect(spend.locator('td').nth(1).textContent()).resolves.toMatch(/^2\d\d\.\d\d$/);
+    await expect(spend.locator('td').nth(2).textContent()).resolves.toMatch(/^2\d\d\.\d\d$/);
     await expect(page.locator('.card', { hasText: 'placed' }).locator('b').textContent()).resolves.toBe('1');
     await expect(page.locator('button', { hasText: 'Pause all' }).count()).resolves.toBe(1);
     // htmx replaces the live part in place, and the fresh part keeps refreshing: wait for two refreshes.
