@@ -1,7 +1,8 @@
 /**
  * The worker as the composition root (src/app.ts) builds it, in this process: real database, real client
  * over HTTP to the sandbox process, real metrics and logger. Benches drive cycles through its engine
- * context; the client is wrapped only to time the calls (one clock read before and after each).
+ * context, in its one account (`default`); the client is wrapped only to time the calls (one clock read
+ * before and after each).
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,8 +11,13 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { PurchaseClient } from '../../src/api/index.js';
 import { App, type AppMode } from '../../src/app.js';
-import { type EngineContext, recordStrategiesSeen } from '../../src/engine/index.js';
-import { loadStrategiesOrThrow, type Strategy } from '../../src/strategy/index.js';
+import {
+  type AccountContext,
+  type EngineContext,
+  inAccount,
+  recordStrategiesSeen,
+} from '../../src/engine/index.js';
+import { DEFAULT_ACCOUNT, loadStrategiesOrThrow, type Strategy } from '../../src/strategy/index.js';
 
 export interface BenchEngineOptions {
   databaseUrl: string;
@@ -38,7 +44,8 @@ export interface TimedCall {
 
 export interface BenchEngine {
   app: App;
-  context: EngineContext;
+  /** The worker's context in its one account; also the EngineContext whose only account that is. */
+  context: AccountContext;
   close(): Promise<void>;
 }
 
@@ -61,14 +68,15 @@ export async function openBenchEngine(options: BenchEngineOptions): Promise<Benc
     logDestination: pino.destination({ dest: '/dev/null', sync: false }),
   });
   await app.start();
-  const { client, tradingClient } = app.context;
-  const context: EngineContext = options.onCall
+  const { account } = inAccount(app.context, DEFAULT_ACCOUNT);
+  const link = options.onCall
     ? {
-        ...app.context,
-        client: timeClient(client, options.onCall),
-        tradingClient: timeClient(tradingClient ?? client, options.onCall),
+        name: account.name,
+        client: timeClient(account.client, options.onCall),
+        tradingClient: timeClient(account.tradingClient ?? account.client, options.onCall),
       }
-    : app.context;
+    : account;
+  const context = { ...app.context, accounts: new Map([[link.name, link]]), account: link };
   return { app, context, close: () => app.stop() };
 }
 

@@ -95,7 +95,7 @@ export const notificationsSchema = z
           context.addIssue({
             code: 'custom',
             path: [...path, index],
-            message: `no channel named ${JSON.stringify(name)} under notifications.channels`,
+            message: `no such channel under notifications.channels`,
           });
       }
     };

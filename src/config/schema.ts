@@ -146,7 +146,7 @@ const pollSchema = z.strictObject({
   intervalMs: positiveMs.default(1_000),
   /** Orders leased per look. */
   batchSize: positiveCount(500).default(20),
-  /** Tracking requests in flight at once per replica. */
+  /** Tracking requests in flight at once per replica and account. */
   concurrency: positiveCount(64).default(4),
   /** How long a replica owns the orders it leased; must outlast a batch. */
   leaseMs: positiveMs.default(60_000),
@@ -154,7 +154,7 @@ const pollSchema = z.strictObject({
   minDelayMs: positiveMs.default(2_000),
   maxDelayMs: positiveMs.default(300_000),
   ageFactor: z.number().positive().max(10).default(0.25),
-  /** Upper bound of tracking requests per second from this replica, nudges included. */
+  /** Upper bound of tracking requests per second from this replica to each account, nudges included. */
   maxRequestsPerSecond: z.number().positive().max(1_000).default(5),
 });
 

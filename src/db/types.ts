@@ -196,6 +196,8 @@ export interface SettlementEvent {
 export type WebhookEventStatus = 'pending' | 'processed' | 'unknown_order';
 
 export interface WebhookEventInput {
+  /** The account whose path (and secret) the event arrived on: its order ids are that account's. */
+  account: string;
   dedupeKey: string;
   kind: string;
   serviceOrderId: string | null;

@@ -109,7 +109,9 @@ export const ALERT_RULES = {
   },
   stuckOrders: {
     alert: 'TreasuryStuckOrders',
-    expr: 'max(treasury_stuck_orders) > 0',
+    comment:
+      'Every replica surveys every account: max over replicas per account, then the sum over accounts.',
+    expr: 'sum(max by (account) (treasury_stuck_orders)) > 0',
     forMs: 5 * MINUTE_MS,
     severity: 'ticket',
     summary: '{{ $value }} order(s) without settlement progress past the stuck limit',

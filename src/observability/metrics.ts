@@ -127,7 +127,10 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       'treasury_halted_strategies',
       'Strategies whose automation is stopped until an operator clears them (ambiguous reconciliation)',
     ),
-    openOrders: gauge('treasury_open_orders', 'Orders not yet settled, by settlement status', ['status']),
+    openOrders: gauge('treasury_open_orders', 'Orders not yet settled, by account and settlement status', [
+      'account',
+      'status',
+    ]),
     settlementChanges: counter(
       'treasury_settlement_changes_total',
       'Settlement status changes recorded, by new status and source (poll, webhook, reconcile)',
@@ -144,19 +147,24 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     ),
     stuckOrders: gauge(
       'treasury_stuck_orders',
-      'Open orders with no settlement progress for longer than the configured limit',
+      'Open orders of the account with no settlement progress for longer than the configured limit',
+      ['account'],
     ),
     balance: gauge(
       'treasury_balance',
-      'Account balance from the last snapshot, by currency (approximate: for dashboards, not accounting)',
-      ['currency'],
+      'Account balance from the last snapshot, by account and currency (approximate: for dashboards, not accounting)',
+      ['account', 'currency'],
     ),
     credit: gauge(
       'treasury_credit',
-      'Credit limit from the last snapshot, by kind (total, used, available)',
-      ['kind'],
+      'Credit limit from the last snapshot, by account and kind (total, used, available)',
+      ['account', 'kind'],
     ),
-    canWithdraw: gauge('treasury_can_withdraw', '1 when the service reports that withdrawals may be made'),
+    canWithdraw: gauge(
+      'treasury_can_withdraw',
+      '1 when the service reports that withdrawals may be made from the account',
+      ['account'],
+    ),
     consoleLoginsRefused: counter(
       'treasury_console_logins_refused_total',
       'Console logins refused, by reason: password (no such active person with that password), code (a wrong or replayed second-factor code), name_invalid, name_delayed (the name waits after wrong passwords), address_capped, busy (too many password checks at once)',
@@ -164,8 +172,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     ),
     webhookEvents: counter(
       'treasury_webhook_events_total',
-      'Webhook deliveries received, by event kind and result (stored, duplicate, rejected)',
-      ['kind', 'result'],
+      'Webhook deliveries received, by account (empty when the path names none of ours), event kind and result (stored, duplicate, rejected, failed)',
+      ['account', 'kind', 'result'],
     ),
     databaseErrors: counter(
       'treasury_database_errors_total',

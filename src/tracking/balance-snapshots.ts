@@ -1,6 +1,7 @@
 /**
- * Periodic balance snapshots: GET /client/balance, stored (balances.record) for the audit trail and
- * exported as gauges for dashboards and alerts (credit running out, withdrawals blocked).
+ * Periodic balance snapshots of one account: GET /client/balance with the account's client, stored under
+ * the account (balances.record) for the audit trail and exported as the account's gauges for dashboards
+ * and alerts (credit running out, withdrawals blocked).
  */
 import type { Balance, PurchaseClient } from '../api/index.js';
 import type { TrackingSettings } from '../config/schema.js';
@@ -11,6 +12,8 @@ import { createPeriodicTask } from '../runtime/periodic-task.js';
 import { callDatabase } from './database-call.js';
 
 export interface BalanceSnapshotsDeps {
+  /** The account whose balance `client` reads. */
+  account: string;
   database: Database;
   client: Pick<PurchaseClient, 'getBalance'>;
   metrics: Metrics;
@@ -23,14 +26,16 @@ export interface BalanceSnapshotsDeps {
 
 export function createBalanceSnapshots(deps: BalanceSnapshotsDeps) {
   const clock = deps.clock ?? (() => new Date());
+  const { account } = deps;
+  const logger = deps.logger.child({ account });
 
   async function takeSnapshot(signal?: AbortSignal): Promise<BalanceSnapshot> {
     const balance = await deps.client.getBalance({ signal });
     const snapshot = await callDatabase(deps, 'balance_record', () =>
-      deps.database.balances.record({ ...balance, takenAt: clock() }),
+      deps.database.balances.record({ ...balance, account, takenAt: clock() }),
     );
-    exportBalance(deps.metrics, balance);
-    deps.logger.debug(
+    exportBalance(deps.metrics, account, balance);
+    logger.debug(
       {
         fiat: balance.fiat.balance.toFixed(),
         crypto: balance.crypto.balance.toFixed(),
@@ -45,7 +50,7 @@ export function createBalanceSnapshots(deps: BalanceSnapshotsDeps) {
   const task = createPeriodicTask({
     name: 'balance snapshot',
     intervalMs: deps.settings.intervalMs,
-    logger: deps.logger,
+    logger,
     run: takeSnapshot,
   });
 
@@ -60,11 +65,12 @@ export function createBalanceSnapshots(deps: BalanceSnapshotsDeps) {
 
 export type BalanceSnapshots = ReturnType<typeof createBalanceSnapshots>;
 
-function exportBalance(metrics: Metrics, balance: Balance): void {
-  metrics.balance.set({ currency: balance.fiat.currency }, gaugeValue(balance.fiat.balance));
-  metrics.balance.set({ currency: balance.crypto.currency }, gaugeValue(balance.crypto.balance));
-  metrics.credit.set({ kind: 'total' }, gaugeValue(balance.credit.total));
-  metrics.credit.set({ kind: 'used' }, gaugeValue(balance.credit.used));
-  metrics.credit.set({ kind: 'available' }, gaugeValue(balance.credit.available));
-  metrics.canWithdraw.set(balance.canWithdraw ? 1 : 0);
+function exportBalance(metrics: Metrics, account: string, balance: Balance): void {
+  const { fiat, crypto, credit } = balance;
+  metrics.balance.set({ account, currency: fiat.currency }, gaugeValue(fiat.balance));
+  metrics.balance.set({ account, currency: crypto.currency }, gaugeValue(crypto.balance));
+  metrics.credit.set({ account, kind: 'total' }, gaugeValue(credit.total));
+  metrics.credit.set({ account, kind: 'used' }, gaugeValue(credit.used));
+  metrics.credit.set({ account, kind: 'available' }, gaugeValue(credit.available));
+  metrics.canWithdraw.set({ account }, balance.canWithdraw ? 1 : 0);
 }

@@ -1,9 +1,9 @@
 /**
- * What happens to a webhook event once it is stored: it is a hint, so it only nudges the tracker to fetch
- * the order's tracking now. An event for an order we have not recorded yet (the `order` event can beat the
- * cycle's own write) is kept as unknown_order, and one whose check failed stays pending; the sweep retries
- * both for `unknownOrderRetryMs` after arrival, then leaves them for review (polling follows the order
- * anyway), so that no event is swept forever.
+ * What happens to one account's webhook events once they are stored: each is a hint, so it only nudges
+ * that account's tracker to fetch the account's order of that id now. An event for an order we have not
+ * recorded yet (the `order` event can beat the cycle's own write) is kept as unknown_order, and one whose
+ * check failed stays pending; the sweep retries both for `unknownOrderRetryMs` after arrival, then leaves
+ * them for review (polling follows the order anyway), so that no event is swept forever.
  */
 import type { TrackingSettings } from '../config/schema.js';
 import type { Database } from '../db/index.js';
@@ -20,6 +20,8 @@ export interface StoredEvent {
 }
 
 export interface EventProcessorDeps {
+  /** The account whose path the events arrived on; `tracker` is that account's. */
+  account: string;
   database: Database;
   tracker: Pick<Tracker, 'nudge'>;
   metrics: Metrics;
@@ -30,13 +32,14 @@ export interface EventProcessorDeps {
 }
 
 export function createEventProcessor(deps: EventProcessorDeps) {
-  const { database, logger } = deps;
+  const { database, account } = deps;
+  const logger = deps.logger.child({ account });
   const inFlight = new Set<Promise<void>>();
   let accepting = true;
 
   const markProcessed = (dedupeKey: string, status: 'processed' | 'unknown_order') =>
     callDatabase(deps, 'webhook_mark_processed', () =>
-      database.webhookEvents.markProcessed(dedupeKey, status),
+      database.webhookEvents.markProcessed(account, dedupeKey, status),
     );
 
   async function process(event: StoredEvent): Promise<void> {
@@ -70,11 +73,11 @@ export function createEventProcessor(deps: EventProcessorDeps) {
     return running;
   }
 
-  /** Stored events still pending or unknown_order, within the retry window, processed again. */
+  /** The account's stored events still pending or unknown_order, within the retry window, processed again. */
   async function sweep(): Promise<number> {
     const since = new Date(deps.clock().getTime() - deps.settings.unknownOrderRetryMs);
     const events = await callDatabase(deps, 'webhook_list_retry', () =>
-      database.webhookEvents.listToRetry(since),
+      database.webhookEvents.listToRetry(account, since),
     );
     for (const event of events) {
       if (!accepting) break;

@@ -1,20 +1,13 @@
 /**
- * Follows every open order to `settled` through the tracking endpoint. Replicas share the work through
- * the database: each poll leases a batch of due orders (SELECT … FOR UPDATE SKIP LOCKED plus a lease), so
- * an order is checked by one replica at a time. Webhooks only nudge: they trigger an immediate check.
+ * Follows one account's open orders to `settled` through that account's tracking endpoint. Replicas share
+ * the work through the database: each poll leases a batch of the account's due orders (SELECT … FOR UPDATE
+ * SKIP LOCKED plus a lease), so an order is checked by one replica at a time. Webhooks only nudge: they
+ * trigger an immediate check of the account's order of that id.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createServiceGate } from '../api/index.js';
-import {
-  type Database,
-  EVERY_ACCOUNT,
-  type OrderRecord,
-  type SettlementSource,
-  type SettlementStatus,
-} from '../db/index.js';
-import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { OrderRecord, SettlementSource } from '../db/index.js';
 import { createPeriodicTask } from '../runtime/periodic-task.js';
 import { callDatabase } from './database-call.js';
 import { type CheckResult, createOrderCheck, type OrderCheckDeps } from './order-check.js';
@@ -24,6 +17,8 @@ import { type CheckResult, createOrderCheck, type OrderCheckDeps } from './order
  * and nudges share, and defaults the other two.
  */
 export interface TrackerDeps extends Omit<OrderCheckDeps, 'gate' | 'clock' | 'random'> {
+  /** The account whose orders this tracker follows, with `client`, that account's client. */
+  account: string;
   clock?: () => Date;
   /** This replica's name on leases; default host, pid and a random suffix. */
   owner?: string;
@@ -35,27 +30,28 @@ export interface TrackerDeps extends Omit<OrderCheckDeps, 'gate' | 'clock' | 'ra
 export type NudgeOutcome = 'checked' | 'unknown_order' | 'settled' | 'failed';
 
 export interface Tracker {
-  /** Starts polling (when enabled) and the survey. Idempotent. */
+  /** Starts polling, when enabled. Idempotent. */
   start(): void;
-  /** Stops both and waits for checks in flight. Idempotent. */
+  /** Stops polling and waits for checks in flight. Idempotent. */
   stop(): Promise<void>;
   /**
-   * Checks the order now: a check that starts after the call, shared with other nudges and polls of the
-   * same order. Never rejects.
+   * Checks the account's order of this id now: a check that starts after the call, shared with other
+   * nudges and polls of the same order. Never rejects.
    */
   nudge(serviceOrderId: string, source?: SettlementSource): Promise<NudgeOutcome>;
   /** One poll pass; resolves to the number of orders checked. */
   pollOnce(): Promise<number>;
-  survey(): Promise<SurveyReport>;
 }
 
 export function createTracker(deps: TrackerDeps): Tracker {
-  const { database, settings, logger } = deps;
+  const { database, settings, account } = deps;
+  const logger = deps.logger.child({ account });
   const clock = deps.clock ?? (() => new Date());
   const owner = deps.owner ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  // Polls and nudges together: a burst of webhooks or a backlog of due orders cannot flood the service.
+  // Polls and nudges together: a burst of webhooks or a backlog of due orders cannot flood the account's
+  // service. The bound is per account (src/tracking/index.ts says why).
   const gate = createServiceGate({ ratePerSecond: settings.poll.maxRequestsPerSecond });
-  const checkOrder = createOrderCheck({ ...deps, gate, clock, random: deps.random ?? Math.random });
+  const checkOrder = createOrderCheck({ ...deps, logger, gate, clock, random: deps.random ?? Math.random });
   const inFlight = new Map<string, Promise<CheckResult>>();
   /** At most one nudge per order waits for the check in flight, then checks again (see nudge). */
   const queuedNudges = new Map<string, Promise<NudgeOutcome>>();
@@ -79,7 +75,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
   const pollPass = async (signal: AbortSignal): Promise<number> => {
     const { batchSize, leaseMs, concurrency } = settings.poll;
     const due = await callDatabase(deps, 'tracking_claim', () =>
-      database.orders.claimDue(owner, clock(), leaseMs, batchSize),
+      database.orders.claimDue(account, owner, clock(), leaseMs, batchSize),
     );
     const queue = [...due];
     const worker = async () => {
@@ -99,28 +95,13 @@ export function createTracker(deps: TrackerDeps): Tracker {
     // A full batch means more orders are due: go again at once instead of after the interval.
     again: (checked) => checked >= settings.poll.batchSize,
   });
-  const survey = () =>
-    surveyOpenOrders({
-      database,
-      metrics: deps.metrics,
-      databaseTimeoutMs: deps.databaseTimeoutMs,
-      logger,
-      stuckAfterMs: settings.stuckAfterMs,
-      clock,
-    });
-  const surveyor = createPeriodicTask({
-    name: 'tracking survey',
-    intervalMs: settings.surveyIntervalMs,
-    logger,
-    run: () => survey(),
-  });
   let started = false;
 
   const nudgeNow = async (serviceOrderId: string, source: SettlementSource): Promise<NudgeOutcome> => {
     let order: OrderRecord | null;
     try {
       order = await callDatabase(deps, 'tracking_read_order', () =>
-        database.orders.getByServiceId(serviceOrderId),
+        database.orders.getByServiceId(account, serviceOrderId),
       );
     } catch (error) {
       logger.error({ err: error, orderId: serviceOrderId }, 'nudge could not read the order');
@@ -138,7 +119,6 @@ export function createTracker(deps: TrackerDeps): Tracker {
       started = true;
       if (lifetime.signal.aborted) lifetime = new AbortController();
       if (settings.poll.enabled) poller.start();
-      surveyor.start();
       logger.info({ owner, polling: settings.poll.enabled }, 'settlement tracker started');
     },
 
@@ -146,7 +126,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
       if (!started) return;
       started = false;
       lifetime.abort(new Error('tracker stopped'));
-      await Promise.all([poller.stop(), surveyor.stop()]);
+      await poller.stop();
       await Promise.all([...inFlight.values(), ...queuedNudges.values()]);
       logger.info({ owner }, 'settlement tracker stopped');
     },
@@ -168,65 +148,5 @@ export function createTracker(deps: TrackerDeps): Tracker {
     },
 
     pollOnce: () => pollPass(lifetime.signal),
-    survey,
   };
-}
-
-/**
- * A look over every open order: flags the ones whose settlement stopped progressing (log line and gauge)
- * and refreshes the open-order gauges. It reads the database only, so every replica may run it; the flag
- * itself is set once (markStuck keeps the first instant), and only the replica that set it logs it.
- */
-export interface SurveyDeps {
-  database: Database;
-  metrics: Metrics;
-  databaseTimeoutMs: number;
-  logger: Logger;
-  stuckAfterMs: number;
-  clock: () => Date;
-}
-
-export interface SurveyReport {
-  open: number;
-  stuck: number;
-  newlyStuck: string[];
-}
-
-const OPEN_STATUSES: readonly SettlementStatus[] = ['pending', 'partial', 'paid', 'withdrawn'];
-/** More open orders than this is an incident in itself; the gauges then undercount, which the log says. */
-const SURVEY_LIMIT = 5_000;
-
-export async function surveyOpenOrders(deps: SurveyDeps): Promise<SurveyReport> {
-  const { database, metrics, logger } = deps;
-  const open = await callDatabase(deps, 'survey', () => database.orders.listOpen(EVERY_ACCOUNT, SURVEY_LIMIT));
-  if (open.length >= SURVEY_LIMIT)
-    logger.warn({ limit: SURVEY_LIMIT }, 'survey saw only the oldest open orders');
-  const now = deps.clock();
-  const byStatus = new Map<SettlementStatus, number>(OPEN_STATUSES.map((status) => [status, 0]));
-  const newlyStuck: string[] = [];
-  let stuck = 0;
-  for (const order of open) {
-    byStatus.set(order.status, (byStatus.get(order.status) ?? 0) + 1);
-    const idleMs = now.getTime() - order.lastProgressAt.getTime();
-    if (idleMs < deps.stuckAfterMs) continue;
-    stuck += 1;
-    if (order.stuckFlaggedAt !== null) continue;
-    const flagged = await callDatabase(deps, 'survey_mark_stuck', () =>
-      database.orders.markStuck(order.id, now),
-    );
-    if (flagged?.stuckFlaggedAt?.getTime() !== now.getTime()) continue;
-    newlyStuck.push(order.serviceOrderId);
-    logger.warn(
-      {
-        orderId: order.serviceOrderId,
-        status: order.status,
-        lastProgressAt: order.lastProgressAt.toISOString(),
-        idleMinutes: Math.floor(idleMs / 60_000),
-      },
-      'order stuck: no settlement progress',
-    );
-  }
-  for (const [status, count] of byStatus) metrics.openOrders.set({ status }, count);
-  metrics.stuckOrders.set(stuck);
-  return { open: open.length, stuck, newlyStuck };
 }

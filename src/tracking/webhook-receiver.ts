@@ -1,8 +1,11 @@
 /**
- * The webhook receiver: `POST /webhooks/<secret>` in JSON or msgpack. The secret is checked in constant
- * time before the body is read; the event is validated, stored once (deduplicated by its content) and only
- * then answered 2xx, so that the service retries anything we did not keep. The path is never logged: every
- * line names the route `/webhooks/:secret`.
+ * The webhook receiver: every account with a secret has its own path, `POST /webhooks/<account>/<secret>`
+ * (the account `default` keeps `/webhooks/<secret>`), in JSON or msgpack. The path's secret is checked in
+ * constant time against that account's secret alone, before the body is read; the event is validated,
+ * stored once per account (deduplicated by its content) and only then answered 2xx, so that the service
+ * retries anything we did not keep. An event is the account's: it is stored under it and nudges only its
+ * orders. The path is never logged: every line names the route with `:secret` (and the account when it is
+ * one of ours).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,92 +21,169 @@ import type { Database } from '../db/index.js';
 import { isDecimal, toDecimalText } from '../money.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { DEFAULT_ACCOUNT } from '../strategy/index.js';
 import { callDatabase } from './database-call.js';
 import { createEventProcessor, type EventProcessor } from './event-processor.js';
 import type { Tracker } from './tracker.js';
 
+/** An account the receiver takes deliveries for. */
+export interface ReceivingAccount {
+  name: string;
+  /** The account's webhook secret: the path segment its deliveries carry. */
+  secret: string;
+  /** The account's tracker: an event on the account's path nudges it, and no other. */
+  tracker: Pick<Tracker, 'nudge'>;
+}
+
 export interface WebhookReceiverDeps {
   database: Database;
-  tracker: Pick<Tracker, 'nudge'>;
+  /** Every account with a webhook secret, each on its own path. */
+  accounts: readonly ReceivingAccount[];
   metrics: Metrics;
   /** engine.databaseTimeoutMs: no database call of the receiver waits longer. */
   databaseTimeoutMs: number;
   logger: Logger;
-  /** TREASURY_WEBHOOK_SECRET: the path segment every delivery must carry. */
-  secret: string;
   settings: TrackingSettings;
   clock?: () => Date;
 }
 
 export interface WebhookReceiver {
-  /** Adds `POST /webhooks/:secret` to the worker's HTTP server; call before it listens. */
+  /** Adds the accounts' `POST /webhooks/…` paths to the worker's HTTP server; call before it listens. */
   register(app: FastifyInstance): void;
-  /** Starts the sweep of stored events not processed yet. Idempotent. */
+  /** Starts the sweeps of stored events not processed yet. Idempotent. */
   start(): void;
-  /** Stops the sweep and waits for events in processing. Idempotent. */
+  /** Stops the sweeps and waits for events in processing. Idempotent. */
   stop(): Promise<void>;
-  /** One sweep now; resolves to the number of events looked at. */
+  /** One sweep of every account now; resolves to the number of events looked at. */
   sweep(): Promise<number>;
   /** Resolves when no stored event is being processed. */
   idle(): Promise<void>;
 }
 
+/** One account's path: its secret check and the processing of its events. */
+interface Endpoint {
+  account: string;
+  isSecret: (candidate: string) => boolean;
+  processor: Pick<EventProcessor, 'accept'>;
+}
+
 export function createWebhookReceiver(deps: WebhookReceiverDeps): WebhookReceiver {
   const clock = deps.clock ?? (() => new Date());
-  const processor = createEventProcessor({
-    database: deps.database,
-    tracker: deps.tracker,
-    metrics: deps.metrics,
-    databaseTimeoutMs: deps.databaseTimeoutMs,
-    logger: deps.logger,
-    settings: deps.settings.receiver,
-    clock,
-  });
+  const processors = deps.accounts.map((account) =>
+    createEventProcessor({
+      account: account.name,
+      database: deps.database,
+      tracker: account.tracker,
+      metrics: deps.metrics,
+      databaseTimeoutMs: deps.databaseTimeoutMs,
+      logger: deps.logger,
+      settings: deps.settings.receiver,
+      clock,
+    }),
+  );
+  const endpoints = new Map<string, Endpoint>(
+    deps.accounts.map((account, index) => [
+      account.name,
+      { account: account.name, isSecret: createSecretCheck(account.secret), processor: processors[index]! },
+    ]),
+  );
+  const sum = (counts: number[]) => counts.reduce((total, count) => total + count, 0);
   return {
     register(app) {
       registerReceiverRoute(app, {
         database: deps.database,
-        processor,
+        endpoints,
         metrics: deps.metrics,
         databaseTimeoutMs: deps.databaseTimeoutMs,
         logger: deps.logger,
-        secret: deps.secret,
         settings: deps.settings.receiver,
         clock,
       });
     },
-    start: () => processor.start(),
-    stop: () => processor.stop(),
-    sweep: () => processor.sweep(),
-    idle: () => processor.idle(),
+    start: () => {
+      for (const processor of processors) processor.start();
+    },
+    stop: async () => {
+      await Promise.all(processors.map((processor) => processor.stop()));
+    },
+    sweep: async () => sum(await Promise.all(processors.map((processor) => processor.sweep()))),
+    idle: async () => {
+      await Promise.all(processors.map((processor) => processor.idle()));
+    },
   };
 }
 
 interface ReceiverRouteDeps {
   database: Database;
-  processor: Pick<EventProcessor, 'accept'>;
+  endpoints: ReadonlyMap<string, Endpoint>;
   metrics: Metrics;
   databaseTimeoutMs: number;
   logger: Logger;
-  secret: string;
   settings: TrackingSettings['receiver'];
   clock: () => Date;
 }
 
-/** The receiver's path as it may appear in logs and metrics. */
+/** The receiver's paths as they may appear in logs and metrics: the `default` account's, and the others'. */
 export const REDACTED_WEBHOOK_ROUTE = '/webhooks/:secret';
+export const REDACTED_ACCOUNT_WEBHOOK_ROUTE = '/webhooks/:account/:secret';
+const WEBHOOKS = '/webhooks/';
 const MSGPACK_TYPES = ['application/msgpack', 'application/x-msgpack'];
-const route = REDACTED_WEBHOOK_ROUTE;
+
+/** What a delivery's path claims: an account and its secret, or nothing the receiver serves. */
+export type WebhookPath = { account: string; secret: string } | null;
+
+/**
+ * Reads the account and the secret from the request's raw path, where the secret is one encoded segment
+ * (webhookUrl): a decoded path could not tell `/webhooks/a%2Fb` (the `default` account, secret `a/b`) from
+ * `/webhooks/a/b` (account `a`, secret `b`). The `default` account has the one-segment path only.
+ */
+export function readWebhookPath(url: string): WebhookPath {
+  const path = url.split('?', 1)[0]!;
+  if (!path.startsWith(WEBHOOKS)) return null;
+  const segments = path.slice(WEBHOOKS.length).split('/');
+  if (segments.some((segment) => segment === '')) return null;
+  const [first, second] = segments;
+  try {
+    if (segments.length === 1) return { account: DEFAULT_ACCOUNT, secret: decodeURIComponent(first!) };
+    if (segments.length === 2 && first !== DEFAULT_ACCOUNT)
+      return { account: first!, secret: decodeURIComponent(second!) };
+  } catch {
+    // A malformed escape names no secret of ours.
+  }
+  return null;
+}
 
 type Rejection = { status: 400 | 401 | 413 | 415; error: string; message?: string };
+type Reject = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  kind: string,
+  rejection: Rejection,
+) => FastifyReply;
 
 /** Registers the route in its own encapsulated scope, so its parsers and error handling stay its own. */
 function registerReceiverRoute(app: FastifyInstance, deps: ReceiverRouteDeps): void {
-  const isSecret = createSecretCheck(deps.secret);
-  const reject = (reply: FastifyReply, kind: string, rejection: Rejection) => {
-    deps.metrics.webhookEvents.inc({ kind, result: 'rejected' });
+  /** The endpoint each admitted request was for, from its path (set before its body is read). */
+  const admitted = new WeakMap<FastifyRequest, Endpoint>();
+  /** The route and account of a request's log lines and metrics: never the path, never a name not ours. */
+  const labelsOf = (request: FastifyRequest) => {
+    const endpoint = admitted.get(request);
+    if (endpoint !== undefined) return { route: routeOf(endpoint.account), account: endpoint.account };
+    const claimed = readWebhookPath(request.url);
+    const account = claimed !== null && deps.endpoints.has(claimed.account) ? claimed.account : '';
+    return { route: claimed === null ? `${WEBHOOKS}*` : routeOf(claimed.account), account };
+  };
+  const reject: Reject = (request, reply, kind, rejection) => {
+    const { route, account } = labelsOf(request);
+    deps.metrics.webhookEvents.inc({ account, kind, result: 'rejected' });
     deps.logger.warn(
-      { route, status: rejection.status, kind, reason: rejection.message ?? rejection.error },
+      {
+        route,
+        ...(account === '' ? {} : { account }),
+        status: rejection.status,
+        kind,
+        reason: rejection.message ?? rejection.error,
+      },
       'webhook rejected',
     );
     const body = rejection.message
@@ -142,44 +222,59 @@ function registerReceiverRoute(app: FastifyInstance, deps: ReceiverRouteDeps): v
       }
     });
 
-    scope.setErrorHandler((error: { statusCode?: number; message?: string }, _request, reply) => {
+    scope.setErrorHandler((error: { statusCode?: number; message?: string }, request, reply) => {
       const status = error.statusCode;
-      if (status === 413) return reject(reply, 'unknown', { status, error: 'payload_too_large' });
-      if (status === 415) return reject(reply, 'unknown', { status, error: 'unsupported_media_type' });
+      if (status === 413) return reject(request, reply, 'unknown', { status, error: 'payload_too_large' });
+      if (status === 415)
+        return reject(request, reply, 'unknown', { status, error: 'unsupported_media_type' });
       if (status === 400)
-        return reject(reply, 'unknown', { status, error: 'bad_request', message: error.message });
-      deps.logger.error({ route, err: error }, 'webhook receiver failed');
+        return reject(request, reply, 'unknown', { status, error: 'bad_request', message: error.message });
+      deps.logger.error({ ...labelsOf(request), err: error }, 'webhook receiver failed');
       return reply.code(500).send({ error: 'internal_error' });
     });
 
-    // Before the body is read: a caller without the secret learns nothing and costs no parsing.
+    // Before the body is read: a caller without the account's secret learns nothing and costs no parsing.
+    // Another account's secret is as wrong as any: each path is checked against its own account's only.
     scope.addHook('onRequest', async (request, reply) => {
-      const secret = (request.params as Record<string, string | undefined>)['*'];
-      if (secret === undefined || !isSecret(secret))
-        return reject(reply, 'unknown', { status: 401, error: 'unauthorized' });
+      const claimed = readWebhookPath(request.url);
+      const endpoint = claimed === null ? undefined : deps.endpoints.get(claimed.account);
+      if (claimed === null || endpoint === undefined || !endpoint.isSecret(claimed.secret))
+        return reject(request, reply, 'unknown', { status: 401, error: 'unauthorized' });
+      admitted.set(request, endpoint);
     });
 
     // A wildcard, not `:secret`: Fastify refuses a parameter over 100 characters with a 414 whose body
     // quotes the path, and the settings accept a secret of any length from 16.
-    scope.post('/webhooks/*', { bodyLimit: deps.settings.bodyLimitBytes }, (request, reply) =>
-      receive(deps, request, reply, reject),
+    scope.post(`${WEBHOOKS}*`, { bodyLimit: deps.settings.bodyLimitBytes }, (request, reply) =>
+      receive(deps, admitted.get(request)!, request, reply, reject),
     );
   });
 }
 
+function routeOf(account: string): string {
+  return account === DEFAULT_ACCOUNT ? REDACTED_WEBHOOK_ROUTE : REDACTED_ACCOUNT_WEBHOOK_ROUTE;
+}
+
 async function receive(
   deps: ReceiverRouteDeps,
+  endpoint: Endpoint,
   request: FastifyRequest,
   reply: FastifyReply,
-  reject: (reply: FastifyReply, kind: string, rejection: Rejection) => FastifyReply,
+  reject: Reject,
 ) {
+  const { account } = endpoint;
+  const route = routeOf(account);
   const body = request.body as { event?: unknown; data?: unknown } | undefined;
   const kindLabel = knownKind(body?.event);
   let event: WebhookEvent;
   try {
     event = parseWebhookEvent(body);
   } catch (error) {
-    return reject(reply, kindLabel, { status: 400, error: 'bad_event', message: (error as Error).message });
+    return reject(request, reply, kindLabel, {
+      status: 400,
+      error: 'bad_event',
+      message: (error as Error).message,
+    });
   }
   // Only the validated event goes further: fields we do not know are neither keyed, stored nor swept.
   const stored = {
@@ -190,20 +285,20 @@ async function receive(
   let result: 'stored' | 'duplicate';
   try {
     result = await callDatabase(deps, 'webhook_store', () =>
-      deps.database.webhookEvents.store({ ...stored, payload: event, receivedAt: deps.clock() }),
+      deps.database.webhookEvents.store({ ...stored, account, payload: event, receivedAt: deps.clock() }),
     );
   } catch (error) {
     // Not kept, so not acknowledged: the service's retry brings it again.
-    deps.metrics.webhookEvents.inc({ kind: event.event, result: 'failed' });
-    deps.logger.error({ route, kind: event.event, err: error }, 'webhook event could not be stored');
+    deps.metrics.webhookEvents.inc({ account, kind: event.event, result: 'failed' });
+    deps.logger.error({ route, account, kind: event.event, err: error }, 'webhook event could not be stored');
     return reply.code(503).send({ error: 'unavailable' });
   }
-  deps.metrics.webhookEvents.inc({ kind: event.event, result });
+  deps.metrics.webhookEvents.inc({ account, kind: event.event, result });
   deps.logger.info(
-    { route, kind: event.event, orderId: stored.serviceOrderId, result },
+    { route, account, kind: event.event, orderId: stored.serviceOrderId, result },
     'webhook event received',
   );
-  if (result === 'stored') deps.processor.accept(stored);
+  if (result === 'stored') endpoint.processor.accept(stored);
   return reply.code(200).send({ result });
 }
 
@@ -226,9 +321,14 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
-/** The path the service is told to deliver to; never logged. */
-export function webhookUrl(publicUrl: string, secret: string): string {
-  return `${publicUrl.replace(/\/+$/, '')}/webhooks/${encodeURIComponent(secret)}`;
+/**
+ * The path the service is told to deliver the account's events to; never logged. The secret is one
+ * encoded segment (readWebhookPath relies on it).
+ */
+export function webhookUrl(publicUrl: string, secret: string, account: string): string {
+  const base = `${publicUrl.replace(/\/+$/, '')}${WEBHOOKS}`;
+  const encoded = encodeURIComponent(secret);
+  return account === DEFAULT_ACCOUNT ? `${base}${encoded}` : `${base}${account}/${encoded}`;
 }
 
 /** The service's id of the order an event is about; `quote` events name none. */

@@ -128,12 +128,12 @@ describe('notifications settings', () => {
       {
         where: `${file}:6:24`,
         key: 'notifications.routes.0.channels.1',
-        message: 'no channel named "nowhere" under notifications.channels',
+        message: 'no such channel under notifications.channels (got "nowhere")',
       },
       {
         where: `${file}:7:37`,
         key: 'notifications.digest.channels.0',
-        message: 'no channel named "elsewhere" under notifications.channels',
+        message: 'no such channel under notifications.channels (got "elsewhere")',
       },
     ]);
   });

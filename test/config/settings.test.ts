@@ -33,8 +33,13 @@ describe('loadSettings', () => {
     const cwd = tempDir();
     const settings = loadSettings({ env: {}, cwd });
     expect(settings.configFile).toBeUndefined();
-    expect(settings.api).toMatchObject({ format: 'json', connections: 8, timeouts: { headersMs: 5_000 } });
-    expect(settings.api.url).toBeUndefined();
+    // No accounts: the single api: block is the account `default`.
+    expect(settings.accounts).toHaveLength(1);
+    expect(settings.accounts[0]).toMatchObject({
+      name: 'default',
+      api: { format: 'json', connections: 8, timeouts: { headersMs: 5_000 } },
+    });
+    expect(settings.accounts[0]!.api.url).toBeUndefined();
     expect(settings.http.port).toBeUndefined();
     expect(settings.ops.addr).toBeUndefined();
     expect(settings.dryRun).toBe(false);
@@ -75,7 +80,7 @@ describe('loadSettings', () => {
     });
     const fromFile = loadSettings({ env: { TREASURY_CONFIG: 'w.yaml' }, cwd });
     expect(fromFile).toMatchObject({
-      api: { url: 'http://file.example', format: 'msgpack' },
+      accounts: [{ name: 'default', api: { url: 'http://file.example', format: 'msgpack' } }],
       http: { port: 1000 },
       strategies: { changes: 'approve' },
     });
@@ -99,7 +104,12 @@ describe('loadSettings', () => {
     };
     const settings = loadSettings({ env, cwd });
     expect(settings).toMatchObject({
-      api: { url: 'https://env.example/otc', format: 'json', retry: { maxAttempts: 5 } },
+      accounts: [
+        {
+          name: 'default',
+          api: { url: 'https://env.example/otc', format: 'json', retry: { maxAttempts: 5 } },
+        },
+      ],
       http: { port: 2000 },
       dryRun: false,
       database: { url: 'postgres://root@127.0.0.1:5432/test', dataDir: '/var/lib/treasury', connections: 4 },
@@ -107,7 +117,7 @@ describe('loadSettings', () => {
       webhook: { publicUrl: 'https://hooks.example' },
       log: { level: 'debug' },
     });
-    expect(settings.webhook.secret).toBeUndefined();
+    expect(settings.accounts[0]!.webhook.secret).toBeUndefined();
   });
 
   it('reads secrets from *_FILE, trimmed; the direct env variable wins over the file setting', () => {
@@ -117,17 +127,17 @@ describe('loadSettings', () => {
       'w.yaml': 'api:\n  tokenFile: token\nwebhook:\n  secretFile: hook\n',
     });
     const fromFiles = loadSettings({ env: { TREASURY_CONFIG: 'w.yaml' }, cwd });
-    expect(fromFiles.api.token).toBe('file-token-value');
-    expect(fromFiles.webhook.secret).toBe('a-webhook-secret-of-24ch');
-    expect(fromFiles.api).not.toHaveProperty('tokenFile');
+    expect(fromFiles.accounts[0]!.api.token).toBe('file-token-value');
+    expect(fromFiles.accounts[0]!.webhook.secret).toBe('a-webhook-secret-of-24ch');
+    expect(fromFiles.accounts[0]!.api).not.toHaveProperty('tokenFile');
 
     const envWins = loadSettings({
       env: { TREASURY_CONFIG: 'w.yaml', TREASURY_API_TOKEN: 'env-token' },
       cwd,
     });
-    expect(envWins.api.token).toBe('env-token');
+    expect(envWins.accounts[0]!.api.token).toBe('env-token');
     const envFile = loadSettings({ env: { TREASURY_API_TOKEN_FILE: join(cwd, 'token') }, cwd });
-    expect(envFile.api.token).toBe('file-token-value');
+    expect(envFile.accounts[0]!.api.token).toBe('file-token-value');
   });
 
   it('reads the database connection string, which carries its password, from DATABASE_URL_FILE', () => {

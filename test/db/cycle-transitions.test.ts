@@ -102,8 +102,11 @@ describe('the database holds cycles to the same moves', () => {
 
     it('refuses a move outside the table and allows one inside it', async () => {
       const { database } = test;
-      await database.strategies.upsertSeen([{ name: 'moves', kind: 'dca', config: {}, hash: 'h' }]);
+      await database.strategies.upsertSeen([
+        { name: 'moves', account: 'default', kind: 'dca', config: {}, hash: 'h' },
+      ]);
       const cycle = await database.cycles.claimSlot({
+        account: 'default',
         strategy: 'moves',
         slot: new Date('2031-01-01T00:00:00Z'),
         trigger: 'once',

@@ -27,7 +27,9 @@ describe.each(testBackends())('cycles on %s', (backend) => {
 
   async function newStrategy(): Promise<string> {
     const name = `strategy-${++strategyCount}`;
-    await db.strategies.upsertSeen([{ name, kind: 'dca', config: { amount: '100' }, hash: 'h' }]);
+    await db.strategies.upsertSeen([
+      { name, account: 'default', kind: 'dca', config: { amount: '100' }, hash: 'h' },
+    ]);
     return name;
   }
 
@@ -57,7 +59,13 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     state: 'quoted' | 'submitting' | 'placed' | 'unsure' | 'failed',
     totalCost = '100',
   ) {
-    const claimed = await db.cycles.claimSlot({ strategy, slot, trigger: 'schedule', owner: 'r1' });
+    const claimed = await db.cycles.claimSlot({
+      strategy,
+      account: 'default',
+      slot,
+      trigger: 'schedule',
+      owner: 'r1',
+    });
     if (!claimed) throw new Error('slot already claimed');
     const quote = await recordQuote(claimed.id, totalCost);
     let cycle = await db.cycles.transition(claimed.id, 'claimed', 'quoted', { quote });
@@ -78,6 +86,7 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     const claims = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         (i % 2 ? replica : db).cycles.claimSlot({
+          account: 'default',
           strategy,
           slot,
           trigger: 'schedule',
@@ -98,12 +107,18 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     const strategy = await newStrategy();
     const slot = new Date('2026-03-02T10:15:00.123Z');
     const claimed = await db.cycles.claimSlotWithFigures(
-      { strategy, strategyVersion: 7, slot, trigger: 'missed', owner: 'replica-x' },
+      { strategy, account: 'default', strategyVersion: 7, slot, trigger: 'missed', owner: 'replica-x' },
       { day: { start: at(0), end: at(24) }, month: { start: at(-24), end: at(24 * 27) } },
     );
     expect(claimed).not.toBeNull();
     expect(claimed!.cycle).toEqual(await db.cycles.get(claimed!.cycle.id));
-    const unversioned = await db.cycles.claimSlot({ strategy, slot: at(11), trigger: 'once', owner: 'r' });
+    const unversioned = await db.cycles.claimSlot({
+      strategy,
+      account: 'default',
+      slot: at(11),
+      trigger: 'once',
+      owner: 'r',
+    });
     expect(unversioned).toEqual(await db.cycles.get(unversioned!.id));
   });
 
@@ -115,9 +130,21 @@ describe.each(testBackends())('cycles on %s', (backend) => {
       await newStrategy(),
     ];
     const slot = at(11);
-    await db.cycles.claimSlot({ strategy: claimed, slot, trigger: 'schedule', owner: 'r2' });
+    await db.cycles.claimSlot({
+      strategy: claimed,
+      account: 'default',
+      slot,
+      trigger: 'schedule',
+      owner: 'r2',
+    });
     // Another slot of a strategy asked about is not this slot's cycle.
-    await db.cycles.claimSlot({ strategy: other, slot: at(12), trigger: 'schedule', owner: 'r2' });
+    await db.cycles.claimSlot({
+      strategy: other,
+      account: 'default',
+      slot: at(12),
+      trigger: 'schedule',
+      owner: 'r2',
+    });
     await cycleIn(failed, slot, 'failed');
     const names = await replica.cycles.claimedAmong(slot, [
       claimed,
@@ -132,7 +159,13 @@ describe.each(testBackends())('cycles on %s', (backend) => {
 
   it('moves only along legal transitions, by compare-and-set', async () => {
     const strategy = await newStrategy();
-    const claimed = (await db.cycles.claimSlot({ strategy, slot: at(1), trigger: 'once', owner: 'r1' }))!;
+    const claimed = (await db.cycles.claimSlot({
+      strategy,
+      account: 'default',
+      slot: at(1),
+      trigger: 'once',
+      owner: 'r1',
+    }))!;
 
     await expect(db.cycles.transition(claimed.id, 'claimed', 'placed')).rejects.toMatchObject({
       code: 'ILLEGAL_TRANSITION',
@@ -192,7 +225,13 @@ describe.each(testBackends())('cycles on %s', (backend) => {
 
   it('stores decimals with 18 fractional digits exactly', async () => {
     const strategy = await newStrategy();
-    const claimed = (await db.cycles.claimSlot({ strategy, slot: at(3), trigger: 'schedule', owner: 'r1' }))!;
+    const claimed = (await db.cycles.claimSlot({
+      strategy,
+      account: 'default',
+      slot: at(3),
+      trigger: 'schedule',
+      owner: 'r1',
+    }))!;
     const values = {
       amount: '123456789012345678.123456789012345678',
       price: '0.000000000000000001',
@@ -240,16 +279,25 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     await cycleIn(strategy, at(-48), 'placed', '12'); // previous month
     await cycleIn(other, at(8), 'placed', '11'); // another strategy
 
-    const figures = await db.cycles.spendFigures({ strategy, periods: periods(0, -24, 30 * 24) });
+    const figures = await db.cycles.spendFigures({
+      strategy,
+      account: 'default',
+      periods: periods(0, -24, 30 * 24),
+    });
     expect(figures.spentDay.toFixed()).toBe('1000000000000.300000000000000001');
     expect(figures.spentMonth.toFixed()).toBe('1000000000019.300000000000000001');
-    const later = await db.cycles.spendFigures({ strategy, periods: periods(1_000, 1_000, 30 * 24) });
+    const later = await db.cycles.spendFigures({
+      strategy,
+      account: 'default',
+      periods: periods(1_000, 1_000, 30 * 24),
+    });
     expect([later.spentDay.toFixed(), later.spentMonth.toFixed()]).toEqual(['0', '0']);
   });
 
   it('reports the last moment an order request left, the halt and the kill switch', async () => {
     const strategy = await newStrategy();
-    const figures = () => db.cycles.spendFigures({ strategy, periods: periods(0, 0, 24) });
+    const figures = () =>
+      db.cycles.spendFigures({ strategy, account: 'default', periods: periods(0, 0, 24) });
     expect(await figures()).toMatchObject({ lastSubmittedAt: null, halted: false, paused: false });
     await cycleIn(strategy, at(1), 'failed');
     expect((await figures()).lastSubmittedAt).toBeNull();
@@ -280,8 +328,8 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     const now = new Date();
 
     const [mine, theirs] = await Promise.all([
-      db.cycles.claimUnsure('reconciler-a', 60_000, 25, now),
-      replica.cycles.claimUnsure('reconciler-b', 60_000, 25, now),
+      db.cycles.claimUnsure('default', 'reconciler-a', 60_000, 25, now),
+      replica.cycles.claimUnsure('default', 'reconciler-b', 60_000, 25, now),
     ]);
     // Earlier tests in this file may have left unsure cycles of other strategies behind.
     const ofThisTest = (list: { id: number; strategy: string }[]) =>
@@ -292,10 +340,11 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     expect([...a, ...b].sort((x, y) => x - y)).toEqual(ids);
     expect(mine.every((cycle) => cycle.leaseOwner === 'reconciler-a')).toBe(true);
 
-    expect(await db.cycles.claimUnsure('reconciler-c', 60_000, 50, new Date(now.getTime() + 59_000))).toEqual(
-      [],
-    );
+    expect(
+      await db.cycles.claimUnsure('default', 'reconciler-c', 60_000, 50, new Date(now.getTime() + 59_000)),
+    ).toEqual([]);
     const afterLease = await db.cycles.claimUnsure(
+      'default',
       'reconciler-c',
       60_000,
       50,

@@ -48,9 +48,17 @@ describe.each(testBackends())('intent commit re-decided under the lock on %s', (
   afterAll(() => test.drop());
 
   async function claimed(strategy: string, hour: number) {
-    await db.strategies.upsertSeen([{ name: strategy, kind: 'dca', config: {}, hash: 'h' }]);
+    await db.strategies.upsertSeen([
+      { name: strategy, account: 'default', kind: 'dca', config: {}, hash: 'h' },
+    ]);
     const slot = new Date(DAY.start.getTime() + hour * 3_600_000);
-    const cycle = await db.cycles.claimSlot({ strategy, slot, trigger: 'schedule', owner: 'r1' });
+    const cycle = await db.cycles.claimSlot({
+      strategy,
+      account: 'default',
+      slot,
+      trigger: 'schedule',
+      owner: 'r1',
+    });
     return cycle!;
   }
 
@@ -58,6 +66,7 @@ describe.each(testBackends())('intent commit re-decided under the lock on %s', (
   function guardWithCap(strategy: string, cap: string, seen: SpendFigures[], timeoutMs = 2_000): IntentGuard {
     return {
       strategy,
+      account: 'default',
       periodsAt: () => ({ day: DAY, month: MONTH }),
       timeoutMs,
       decide(figures) {

@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase, testBackends } from '../support/
 let serial = 0;
 function serviceOrder(overrides: Partial<ServiceOrder> = {}): ServiceOrder {
   return {
+    account: 'default',
     id: `ord-${++serial}-${Math.random().toString(36).slice(2, 8)}`,
     symbol: 'USDTBRL',
     amount: new Decimal('2500.00'),
@@ -48,8 +49,9 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
     test = await createTestDatabase(backend);
     db = test.database;
     replica = test.url ? await openDatabase({ url: test.url, maxConnections: 5 }) : db;
-    await db.strategies.upsertSeen([{ name: 'dca', kind: 'dca', config: {}, hash: 'h' }]);
+    await db.strategies.upsertSeen([{ name: 'dca', account: 'default', kind: 'dca', config: {}, hash: 'h' }]);
     const cycle = await db.cycles.claimSlot({
+      account: 'default',
       strategy: 'dca',
       slot: new Date(),
       trigger: 'once',
@@ -78,7 +80,7 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
 
     const again = await replica.orders.recordPlaced(cycleId, placed);
     expect(again.id).toBe(order.id);
-    expect(await db.orders.getByServiceId(placed.id)).toMatchObject({ id: order.id });
+    expect(await db.orders.getByServiceId('default', placed.id)).toMatchObject({ id: order.id });
     expect(await db.orders.forCycle(cycleId)).toMatchObject({ id: order.id });
     const history = await db.orders.history(order.id);
     expect(history).toHaveLength(1);
@@ -89,6 +91,7 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
     let slotSeconds = 0;
     async function submittingCycle(): Promise<number> {
       const cycle = await db.cycles.claimSlot({
+        account: 'default',
         strategy: 'dca',
         slot: new Date(Date.UTC(2026, 0, 1, 0, 0, ++slotSeconds)),
         trigger: 'once',
@@ -286,21 +289,37 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
     const mine = (list: { id: number }[]) => list.map((order) => order.id).filter((id) => ids.includes(id));
 
     const [a, b] = await Promise.all([
-      db.orders.claimDue('tracker-a', now, 30_000, 40),
-      replica.orders.claimDue('tracker-b', now, 30_000, 40),
+      db.orders.claimDue('default', 'tracker-a', now, 30_000, 40),
+      replica.orders.claimDue('default', 'tracker-b', now, 30_000, 40),
     ]);
     expect(mine(a).filter((id) => mine(b).includes(id))).toEqual([]);
     expect([...mine(a), ...mine(b)].sort((x, y) => x - y)).toEqual(ids);
     expect([...a, ...b].some((order) => order.id === later.id)).toBe(false);
 
     expect(
-      mine(await db.orders.claimDue('tracker-c', new Date(now.getTime() + 29_000), 30_000, 100)),
+      mine(await db.orders.claimDue('default', 'tracker-c', new Date(now.getTime() + 29_000), 30_000, 100)),
     ).toEqual([]);
     // Applying a report or rescheduling releases the lease; an expired lease frees the rest.
     await db.orders.reschedule(ids[0]!, now);
-    const freed = await db.orders.claimDue('tracker-c', new Date(now.getTime() + 29_000), 30_000, 100);
+    const freed = await db.orders.claimDue(
+      'default',
+      'tracker-c',
+      new Date(now.getTime() + 29_000),
+      30_000,
+      100,
+    );
     expect(mine(freed)).toEqual([ids[0]]);
-    const expired = await db.orders.claimDue('tracker-c', new Date(now.getTime() + 31_000), 30_000, 100);
+    // Another account's tracker leases none of them.
+    expect(
+      await db.orders.claimDue('elsewhere', 'tracker-d', new Date(now.getTime() + 31_000), 30_000, 100),
+    ).toEqual([]);
+    const expired = await db.orders.claimDue(
+      'default',
+      'tracker-c',
+      new Date(now.getTime() + 31_000),
+      30_000,
+      100,
+    );
     expect(mine(expired)).toHaveLength(23);
   });
 

@@ -17,15 +17,22 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
   it('records strategies as seen, refreshes them, and halts until cleared', async () => {
     const firstSeen = now;
     await db.strategies.upsertSeen([
-      { name: 'weekday-dca', kind: 'dca', config: { amount: '2500.00', maxPrice: '5.90' }, hash: 'h1' },
-      { name: 'dip-buyer', kind: 'threshold', config: { buyBelow: '5.30' }, hash: 'h2' },
+      {
+        name: 'weekday-dca',
+        account: 'default',
+        kind: 'dca',
+        config: { amount: '2500.00', maxPrice: '5.90' },
+        hash: 'h1',
+      },
+      { name: 'dip-buyer', account: 'default', kind: 'threshold', config: { buyBelow: '5.30' }, hash: 'h2' },
     ]);
     now = new Date('2026-03-02T11:00:00Z');
     await db.strategies.upsertSeen([
-      { name: 'weekday-dca', kind: 'dca', config: { amount: '3000.00' }, hash: 'h3' },
+      { name: 'weekday-dca', account: 'default', kind: 'dca', config: { amount: '3000.00' }, hash: 'h3' },
     ]);
     expect(await db.strategies.get('weekday-dca')).toEqual({
       name: 'weekday-dca',
+      account: 'default',
       kind: 'dca',
       config: { amount: '3000.00' },
       hash: 'h3',
@@ -53,6 +60,7 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     // 6 parameters a row: 11,000 rows would pass PostgreSQL's 65,535 in a single statement.
     const many = Array.from({ length: 11_000 }, (_, i) => ({
       name: `bulk-${String(i).padStart(5, '0')}`,
+      account: 'default',
       kind: 'dca',
       config: { amount: '100.00' },
       hash: `h${i}`,
@@ -64,6 +72,7 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
 
   it('stores a webhook event once and tracks its processing', async () => {
     const event = {
+      account: 'default',
       dedupeKey: 'order:ord-1:pending',
       kind: 'order',
       serviceOrderId: 'ord-1',
@@ -72,6 +81,8 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     };
     expect(await db.webhookEvents.store(event)).toBe('stored');
     expect(await db.webhookEvents.store({ ...event, receivedAt: new Date() })).toBe('duplicate');
+    // Deduplicated per account: the same content on another account's path is that account's event.
+    expect(await db.webhookEvents.store({ ...event, account: 'north' })).toBe('stored');
     await db.webhookEvents.store({
       ...event,
       dedupeKey: 'deposit:1',
@@ -80,21 +91,32 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     });
 
     const pending = await db.webhookEvents.listUnprocessed();
-    expect(pending.map((stored) => stored.dedupeKey)).toEqual(['order:ord-1:pending', 'deposit:1']);
+    expect(pending.map((stored) => [stored.account, stored.dedupeKey])).toEqual([
+      ['default', 'order:ord-1:pending'],
+      ['north', 'order:ord-1:pending'],
+      ['default', 'deposit:1'],
+    ]);
     expect(pending[0]).toMatchObject({
       status: 'pending',
       processedAt: null,
       payload: { event: 'order', data: { id: 'ord-1', price: '5.4321', amount: 2500 } },
     });
 
-    await db.webhookEvents.markProcessed('order:ord-1:pending');
-    await db.webhookEvents.markProcessed('deposit:1', 'unknown_order');
+    await db.webhookEvents.markProcessed('default', 'order:ord-1:pending');
+    await db.webhookEvents.markProcessed('default', 'deposit:1', 'unknown_order');
+    // Marked for its account only.
+    expect((await db.webhookEvents.listUnprocessed()).map((stored) => stored.account)).toEqual(['north']);
+    expect(await db.webhookEvents.listToRetry('default', new Date(0))).toEqual([
+      expect.objectContaining({ account: 'default', dedupeKey: 'deposit:1', status: 'unknown_order' }),
+    ]);
+    await db.webhookEvents.markProcessed('north', 'order:ord-1:pending');
     expect(await db.webhookEvents.listUnprocessed()).toEqual([]);
   });
 
   it('keeps balance snapshots exactly and returns the latest', async () => {
-    expect(await db.balances.latest()).toBeNull();
+    expect(await db.balances.latest('default')).toBeNull();
     const balance = (takenAt: Date, available: string) => ({
+      account: 'default',
       fiat: { currency: 'BRL', balance: new Decimal('1000000.01') },
       crypto: { currency: 'USDT', balance: new Decimal('12.345678901234567891') },
       credit: { total: new Decimal('500000'), used: new Decimal('1.5'), available: new Decimal(available) },
@@ -103,7 +125,7 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
     });
     await db.balances.record(balance(new Date('2026-03-02T09:00:00Z'), '499998.5'));
     const latest = await db.balances.record(balance(new Date('2026-03-02T09:05:00Z'), '400000.25'));
-    const read = await db.balances.latest();
+    const read = await db.balances.latest('default');
     expect(read).toEqual(latest);
     expect(read).toMatchObject({ id: latest.id, canWithdraw: true, cycleId: null });
     expect(read!.credit.available.toFixed()).toBe('400000.25');

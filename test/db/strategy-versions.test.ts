@@ -122,8 +122,8 @@ describe.each(testBackends())('strategy versions on %s', (backend) => {
     const ran = loaded('d', '75.00');
     const changed = loaded('e', '75.00');
     await db.strategies.upsertSeen([
-      { name: 'd', kind: 'dca', config: {}, hash: ran.hash },
-      { name: 'e', kind: 'dca', config: {}, hash: loaded('e', '60.00').hash },
+      { name: 'd', account: 'default', kind: 'dca', config: {}, hash: ran.hash },
+      { name: 'e', account: 'default', kind: 'dca', config: {}, hash: loaded('e', '60.00').hash },
     ]);
     expect(await db.strategyVersions.record([ran, changed], approve)).toEqual([
       { name: 'd', fileVersion: 1, runningVersion: 1, runningContent: null },

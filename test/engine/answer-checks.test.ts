@@ -58,7 +58,7 @@ describe('answers checked against what was asked', () => {
       const { cycle } = await cycleOf(name);
       expect(cycle.state).toBe('placed');
       expect(cycle.discrepancy).toEqual([expect.objectContaining({ field })]);
-      const order = await bench.database.orders.getByServiceId(cycle.serviceOrderId!);
+      const order = await bench.database.orders.getByServiceId('default', cycle.serviceOrderId!);
       expect(order).toMatchObject({ cycleId: cycle.id, origin: 'cycle' });
       expect((await bench.database.strategies.get(name))!.haltedAt).not.toBeNull();
       expect(await metricValue(bench.metrics, 'treasury_order_discrepancies_total')).toBe(alertsBefore + 1);

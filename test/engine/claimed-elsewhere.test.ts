@@ -44,6 +44,7 @@ function burstBench(backend: TestBackend) {
     async claimElsewhere(strategies: readonly Strategy[], slot: Date): Promise<void> {
       for (const { name } of strategies) {
         await bench.database.cycles.claimSlot({
+          account: 'default',
           strategy: name,
           slot,
           trigger: 'schedule',
@@ -58,7 +59,7 @@ function burstBench(backend: TestBackend) {
       const scheduler = new Scheduler({
         context: bench.context,
         limiter: createLimiter(1),
-        runCycle: (request) => runCycle(bench.context, request),
+        runCycle: (request) => runCycle(bench.inAccount(), request),
         useCron: false,
       });
       for (const each of strategies) scheduler.dispatch(each, slot, 'schedule');

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createRng } from '../../src/sandbox/market.js';
-import { DEFAULT_QUOTE_TOLERANCES } from '../../src/strategy/index.js';
+import { DEFAULT_ACCOUNT, DEFAULT_QUOTE_TOLERANCES } from '../../src/strategy/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { type RunningCommand, replicaEnvironment, startCommand } from '../support/worker-process.js';
 
@@ -135,7 +135,7 @@ describe.skipIf(!onPostgres)('kill -9 while orders are in flight', () => {
     const context = reconcilerContext(test, sandbox.url, new Date(Date.now() + 60_000));
     for (let pass = 0; pass < 2; pass++)
       expect((await new Maintenance(context).runOnce()).errors).toEqual([]);
-    await context.client.close();
+    for (const { client } of context.accounts.values()) await client.close();
 
     const cycles = await test.database.cycles.listRecent({ limit: 2_000 });
     const ledger = sandbox.ledger();
@@ -146,7 +146,7 @@ describe.skipIf(!onPostgres)('kill -9 while orders are in flight', () => {
     // Every order at the service is recorded, owned by the cycle whose quote it used; none twice per cycle.
     const ordersPerCycle = new Map<number, number>();
     for (const order of ledger) {
-      const recorded = await test.database.orders.getByServiceId(order.id);
+      const recorded = await test.database.orders.getByServiceId('default', order.id);
       expect(recorded, `order ${order.id} at the service is not recorded`).not.toBeNull();
       expect(recorded!.origin).toBe('cycle');
       const cycle = cycles.find((candidate) => candidate.id === recorded!.cycleId)!;
@@ -166,7 +166,12 @@ function reconcilerContext(test: TestDatabase, url: string, now: Date): EngineCo
   const clock = () => now;
   return {
     database: test.database,
-    client: createPurchaseClient({ baseUrl: url, token: DEMO_TOKEN }),
+    accounts: new Map([
+      [
+        DEFAULT_ACCOUNT,
+        { name: DEFAULT_ACCOUNT, client: createPurchaseClient({ baseUrl: url, token: DEMO_TOKEN }) },
+      ],
+    ]),
     metrics,
     logger: createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, done) => done() }) }),
     settings: engineSchema.parse(ENGINE),

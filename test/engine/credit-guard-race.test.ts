@@ -2,8 +2,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/index.js';
 import {
+  type AccountContext,
   type CycleReport,
-  type EngineContext,
   KillSwitch,
   recordStrategiesSeen,
   runCycle,
@@ -26,7 +26,7 @@ const FLOOR = d('500000');
 describe('credit guards under concurrent cycles', () => {
   let bench: EngineBench;
   const pools: Database[] = [];
-  const replicas: EngineContext[] = [];
+  const replicas: AccountContext[] = [];
   // One minute a round: every round's balance is read after the last round's orders were settled and paid.
   let now = new Date(Date.UTC(2031, 4, 1, 12, 0, 0));
   const clock = () => now;
@@ -38,14 +38,14 @@ describe('credit guards under concurrent cycles', () => {
       // Quotes take 20 ms, so that in most rounds both cycles read the balance before either commits.
       sandbox: { creditLimit: '1000000.00', faults: { quote: { latencyMs: 20 } } },
     });
-    replicas.push(bench.context);
+    replicas.push(bench.inAccount());
     for (const id of ['replica-2', 'replica-3']) {
       const database = bench.test.url
         ? await openDatabase({ url: bench.test.url, maxConnections: 5, clock })
         : bench.database;
       if (database !== bench.database) pools.push(database);
       replicas.push({
-        ...bench.context,
+        ...bench.inAccount(),
         database,
         replicaId: id,
         killSwitch: new KillSwitch({

@@ -6,6 +6,7 @@ import {
   type EngineBench,
   freshSlot,
   metricValue,
+  onClient,
   startEngineBench,
   strategy,
 } from './support/harness.js';
@@ -56,7 +57,7 @@ describe('the buy cycle against the sandbox', () => {
       trigger: 'once',
     });
     expect(cycle!.submittedAt).not.toBeNull();
-    const order = await bench.database.orders.getByServiceId(report.orderId!);
+    const order = await bench.database.orders.getByServiceId('default', report.orderId!);
     expect(order).toMatchObject({
       cycleId: cycle!.id,
       origin: 'cycle',
@@ -126,7 +127,7 @@ describe('the buy cycle against the sandbox', () => {
     const byStrategy = await bench.run(strategy({ name: 'dry', dryRun: true }), freshSlot());
     await recordStrategiesSeen(bench.context, [strategy({ name: 'dry-env' })]);
     const byEnv = await runCycle(
-      { ...bench.context, dryRun: true },
+      { ...bench.inAccount(), dryRun: true },
       { strategy: strategy({ name: 'dry-env' }), slot: freshSlot(), trigger: 'once' },
     );
     expect(byStrategy).toMatchObject({ outcome: 'dry-run', reason: 'ok' });
@@ -153,10 +154,11 @@ describe('the buy cycle against the sandbox', () => {
     await recordStrategiesSeen(bench.context, [guarded]);
     const before = bench.sandbox.ledger().length;
     try {
-      const report = await runCycle(
-        { ...bench.context, client: refused },
-        { strategy: guarded, slot: freshSlot(), trigger: 'once' },
-      );
+      const report = await runCycle(onClient(bench.context, refused), {
+        strategy: guarded,
+        slot: freshSlot(),
+        trigger: 'once',
+      });
       expect(report).toMatchObject({ outcome: 'failed', quoteId: null });
       const cycle = await bench.database.cycles.getBySlot('guarded-refused', new Date(report.slot));
       expect(cycle!.errorCode).toBe('API_UNAUTHORIZED');

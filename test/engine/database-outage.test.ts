@@ -63,7 +63,7 @@ describe.skipIf(!onPostgres)('database outage during a cycle', () => {
 
     const readiness = createReadiness({
       database: proxied,
-      client: bench.client,
+      accounts: bench.context.accounts,
       observer: createApiObserver(bench.metrics),
       killSwitch: bench.context.killSwitch,
       clock: () => new Date(),

@@ -34,7 +34,13 @@ describe('database failures as the engine reports them', () => {
   it('reports a statement the server refused as DB_ERROR, with the driver error as cause', async () => {
     // No such strategy: the foreign key refuses the claim (SQLSTATE 23503).
     const failure = await withDatabase(context(), 'claim_slot', () =>
-      test.database.cycles.claimSlot({ strategy: 'nobody', slot: new Date(), trigger: 'once', owner: 'r1' }),
+      test.database.cycles.claimSlot({
+        strategy: 'nobody',
+        account: 'default',
+        slot: new Date(),
+        trigger: 'once',
+        owner: 'r1',
+      }),
     ).catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(EngineError);

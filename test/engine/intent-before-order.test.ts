@@ -7,7 +7,7 @@ import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.j
 import type { Database } from '../../src/db/index.js';
 import { recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
-import { type EngineBench, freshSlot, startEngineBench, strategy } from './support/harness.js';
+import { type EngineBench, freshSlot, onClient, startEngineBench, strategy } from './support/harness.js';
 
 /**
  * Invariant 2, seen from the wire: when the order request reaches the service, the cycle is already
@@ -31,7 +31,7 @@ describe('the intent is committed before the order request leaves', () => {
 
   it('finds the cycle submitting with its quote when the order arrives', async () => {
     const buyer = strategy({ name: 'intent-first' });
-    const context = { ...bench.context, client };
+    const context = onClient(bench.context, client);
     await recordStrategiesSeen(context, [buyer]);
     const report = await runCycle(context, { strategy: buyer, slot: freshSlot(), trigger: 'once' });
     expect(report.outcome).toBe('placed');

@@ -3,10 +3,11 @@ import { type Database, openDatabase } from '../../src/db/index.js';
 import {
   type CycleReport,
   type EngineContext,
+  inAccount,
   recordStrategiesSeen,
   runCycle,
 } from '../../src/engine/index.js';
-import type { Strategy } from '../../src/strategy/index.js';
+import { DEFAULT_ACCOUNT, type Strategy } from '../../src/strategy/index.js';
 import { d, type EngineBench, replicaOn, startEngineBench, strategy } from './support/harness.js';
 
 const ROUNDS = 10;
@@ -47,8 +48,12 @@ describe('budgets and cooldowns under concurrent cycles of one strategy', () => 
     const day = Date.UTC(2031, 2, 1 + round, 10, 0, 0);
     now = new Date(day + 2_000);
     return Promise.all([
-      runCycle(bench.context, { strategy: subject, slot: new Date(day), trigger: 'schedule' }),
-      runCycle(replicaB, { strategy: subject, slot: new Date(day + 1_000), trigger: 'missed' }),
+      runCycle(bench.inAccount(), { strategy: subject, slot: new Date(day), trigger: 'schedule' }),
+      runCycle(inAccount(replicaB, DEFAULT_ACCOUNT), {
+        strategy: subject,
+        slot: new Date(day + 1_000),
+        trigger: 'missed',
+      }),
     ]);
   }
 

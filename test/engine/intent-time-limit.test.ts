@@ -156,6 +156,7 @@ describe('a submitting cycle whose order never left', () => {
     const { cycles, quotes } = bench.database;
     const slot = new Date(Date.UTC(2034, 0, 1, 0, 0, second));
     const cycle = (await cycles.claimSlot({
+      account: 'default',
       strategy: 'left-submitting',
       slot,
       trigger: 'schedule',

@@ -44,7 +44,7 @@ describe('the kill switch', () => {
 
   it('re-checks right before committing the intent: a pause during the quote stops the order', async () => {
     const context = {
-      ...bench.context,
+      ...bench.inAccount(),
       killSwitch: new KillSwitch({ control: bench.database.control, cacheMs: 0, clock: () => new Date() }),
     };
     // The pause lands after the cycle's first check (at the balance read, before the quote) and before the
@@ -73,7 +73,7 @@ describe('the kill switch', () => {
   it('stops a budgeted order whose strategy lock outlasted the cache: the locked commit reads the switch', async () => {
     // The cache never expires here: only the read under the strategy lock can see the pause.
     const context = {
-      ...bench.context,
+      ...bench.inAccount(),
       killSwitch: new KillSwitch({
         control: bench.database.control,
         cacheMs: 3_600_000,

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient } from '../../src/api/index.js';
 import { createLiveness, recordStrategiesSeen } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
-import { d, type EngineBench, engineSettings, startEngineBench, strategy } from './support/harness.js';
+import {
+  d,
+  type EngineBench,
+  engineSettings,
+  onClient,
+  startEngineBench,
+  strategy,
+} from './support/harness.js';
 import { startListingService } from './support/listing-service.js';
 import { listedOrder } from './support/unsure-cycle.js';
 
@@ -24,6 +31,7 @@ describe('replica liveness', () => {
     const { database } = bench;
     await recordStrategiesSeen(bench.context, [strategy({ name })]);
     const claimed = (await database.cycles.claimSlot({
+      account: 'default',
       strategy: name,
       slot: now,
       trigger: 'schedule',
@@ -55,6 +63,7 @@ describe('replica liveness', () => {
     const othersCycle = await leftBy('alive', 'live-other', 'submitting');
     const unknownOwner = await leftBy('not-registered', 'live-unknown', 'submitting');
     await database.orders.recordExternal({
+      account: 'default',
       id: 'ORD-LEASED',
       symbol: 'USDTBRL',
       amount: d('1'),
@@ -63,7 +72,7 @@ describe('replica liveness', () => {
       timestamp: now,
       quoteId: null,
     });
-    await database.orders.claimDue('killed', now, 60_000, 10);
+    await database.orders.claimDue('default', 'killed', now, 60_000, 10);
 
     const survivor = createLiveness(bench.context, { goneAfterMs: 3_000 });
     await database.replicas.register({ id: 'survivor', host: 'h0', pid: 100 });
@@ -84,7 +93,7 @@ describe('replica liveness', () => {
     expect((await database.cycles.get(othersCycle.id))!.state).toBe('submitting');
     // An owner that never registered (a `once` command, an older version) is left to the time-based recovery.
     expect((await database.cycles.get(unknownOwner.id))!.state).toBe('submitting');
-    expect(await database.orders.getByServiceId('ORD-LEASED')).toMatchObject({ leaseOwner: null });
+    expect(await database.orders.getByServiceId('default', 'ORD-LEASED')).toMatchObject({ leaseOwner: null });
     expect((await database.replicas.list()).map((replica) => replica.id).sort()).toEqual([
       'alive',
       'survivor',
@@ -104,7 +113,7 @@ describe('replica liveness', () => {
     ]);
     const client = createPurchaseClient({ baseUrl: service.url, token: DEMO_TOKEN });
     try {
-      const context = { ...bench.context, client, settings: engineSettings() };
+      const context = { ...onClient(bench.context, client), settings: engineSettings() };
       const survivor = createLiveness(context);
       // Beats and passes once a second, as the running replica does, for 10 s after the death.
       for (let second = 1; second <= 10; second++) {
@@ -117,7 +126,7 @@ describe('replica liveness', () => {
         state: 'placed',
         serviceOrderId: 'ORD-SENT',
       });
-      expect(await database.orders.getByServiceId('ORD-SENT')).toMatchObject({ cycleId: sent.id });
+      expect(await database.orders.getByServiceId('default', 'ORD-SENT')).toMatchObject({ cycleId: sent.id });
       expect(await database.cycles.get(lost.id)).toMatchObject({
         state: 'not_placed',
         reasonCode: 'not_found_at_service',

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { type EngineContext, Maintenance } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
-import { type EngineBench, startEngineBench } from './support/harness.js';
+import { type EngineBench, onClient, startEngineBench } from './support/harness.js';
 import { startListingService } from './support/listing-service.js';
 import { recordUnsureCycle } from './support/unsure-cycle.js';
 
@@ -25,7 +25,7 @@ describe('stopping maintenance while the service does not answer', () => {
       timeouts: { headersMs: 2_000 },
       retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 5 },
     });
-    context = { ...bench.context, client };
+    context = onClient(bench.context, client);
   });
   afterAll(async () => {
     await client.close();
@@ -58,7 +58,7 @@ describe('stopping maintenance while the service does not answer', () => {
 
     expect(stopMs).toBeLessThan(1_000);
     expect(report).toMatchObject({ stopped: true, errors: [] });
-    expect(report.external).toBeUndefined();
+    expect(report.external?.get('default')).toBeUndefined();
     expect(warnings).toEqual([]);
     expect(await bench.database.cycles.get(cycle.id)).toMatchObject({ state: 'unsure' });
   });

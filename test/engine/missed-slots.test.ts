@@ -45,6 +45,7 @@ describe('missed slots', () => {
 
   it('runs nothing when any replica already handled that slot', async () => {
     await bench.database.cycles.claimSlot({
+      account: 'default',
       strategy: 'weekday',
       slot: at('2030-07-02T13:00:00Z'),
       trigger: 'schedule',

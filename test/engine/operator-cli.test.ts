@@ -53,11 +53,15 @@ describe('resolve and unhalt', () => {
     await client.close();
 
     unsure = await test.use(async (database) => {
-      await database.strategies.upsertSeen([{ name: NAME, kind: 'dca', config: {}, hash: 'h' }]);
+      await database.strategies.upsertSeen([
+        { name: NAME, account: 'default', kind: 'dca', config: {}, hash: 'h' },
+      ]);
       const ids: number[] = [];
       for (let index = 0; index < 2; index++) ids.push(await unsureCycle(database, index));
       await database.strategies.halt(NAME, `reconciliation of cycle ${ids[0]} found 2 matching orders`);
-      await database.strategies.upsertSeen([{ name: STILL_HALTED, kind: 'dca', config: {}, hash: 'h' }]);
+      await database.strategies.upsertSeen([
+        { name: STILL_HALTED, account: 'default', kind: 'dca', config: {}, hash: 'h' },
+      ]);
       await database.strategies.halt(STILL_HALTED, 'left for the worker test');
       return ids;
     });
@@ -96,7 +100,7 @@ describe('resolve and unhalt', () => {
       orderId: orderIds[0],
     });
     await test.use(async (database) => {
-      const order = await database.orders.getByServiceId(orderIds[0]!);
+      const order = await database.orders.getByServiceId('default', orderIds[0]!);
       expect(order).toMatchObject({ cycleId: first, origin: 'cycle', symbol: 'USDTBRL' });
       expect((await database.orders.history(order!.id)).map((event) => event.source)).toEqual(['reconcile']);
       // The operator's decision is in the audit log, written with it.
@@ -197,6 +201,7 @@ describe('resolve and unhalt', () => {
 async function unsureCycle(database: Database, index: number): Promise<number> {
   const slot = new Date(Date.UTC(2032, 0, 1 + index, 10));
   const claimed = (await database.cycles.claimSlot({
+    account: 'default',
     strategy: NAME,
     slot,
     trigger: 'schedule',

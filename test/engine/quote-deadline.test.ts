@@ -91,7 +91,7 @@ describe('expired and late quotes', () => {
   it('fails quote_deadline_exceeded when every quote is late, with no order at the service', async () => {
     const before = bench.sandbox.ledger().length;
     const context = {
-      ...bench.context,
+      ...bench.inAccount(),
       settings: { ...bench.context.settings, deadlineMarginMs: 4_700, maxFreshQuotes: 1 },
     };
     bench.sandbox.setFaults({ quote: { latencyMs: 400 } });

@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient } from '../../src/api/index.js';
-import { type EngineContext, Maintenance, reconcileUnsureCycles } from '../../src/engine/index.js';
+import { type AccountContext, Maintenance, reconcileUnsureCycles } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
-import { type EngineBench, engineSettings, metricValue, startEngineBench } from './support/harness.js';
+import {
+  type EngineBench,
+  engineSettings,
+  metricValue,
+  onClient,
+  startEngineBench,
+} from './support/harness.js';
 import { type ListedOrder, type ListingOptions, startListingService } from './support/listing-service.js';
 import { listedOrder, recordUnsureCycle } from './support/unsure-cycle.js';
 
@@ -26,11 +32,11 @@ describe('reconciliation over a paged order list', () => {
     orders: ListedOrder[],
     listing: ListingOptions,
     reconcile: Record<string, unknown> = {},
-  ): Promise<EngineContext> {
+  ): Promise<AccountContext> {
     const service = await startListingService(orders, listing);
     const client = createPurchaseClient({ baseUrl: service.url, token: DEMO_TOKEN });
     services.push(service, client);
-    return { ...bench.context, client, settings: engineSettings({ reconcile }) };
+    return { ...onClient(bench.context, client), settings: engineSettings({ reconcile }) };
   }
 
   const afterVisibilityWindow = (from: Date, passes = 1) => {
@@ -98,7 +104,7 @@ describe('reconciliation over a paged order list', () => {
     const client = createPurchaseClient({ baseUrl: service.url, token: DEMO_TOKEN });
     services.push(service, client);
 
-    const result = await reconcileUnsureCycles({ ...bench.context, client }, new Date());
+    const result = await reconcileUnsureCycles(onClient(bench.context, client), new Date());
     expect(service.served.map((page) => page.ids)).toEqual([['ours-shifted'], ['ours-shifted'], ['older']]);
     expect(result).toMatchObject({ examined: 1, adopted: 1, ambiguous: 0 });
     expect(await bench.database.strategies.get('shifted')).toMatchObject({ haltedAt: null });
@@ -117,7 +123,7 @@ describe('reconciliation over a paged order list', () => {
     const context = await standIn(orders, { pageSize: 2 }, { maxPages: 1, visibilityLagMs: 0 });
     const maintenance = new Maintenance(context);
     const recorded = async () =>
-      (await Promise.all(orders.map((order) => bench.database.orders.getByServiceId(order.id))))
+      (await Promise.all(orders.map((order) => bench.database.orders.getByServiceId('default', order.id))))
         .filter((order) => order !== null)
         .map((order) => order.serviceOrderId);
 
@@ -126,8 +132,8 @@ describe('reconciliation over a paged order list', () => {
     const second = await maintenance.runOnce(new Date(now.getTime() + 1_000));
     expect(await recorded()).toEqual(['external-3', 'external-4', 'external-5']);
 
-    expect(first.external).toMatchObject({ recorded: 2, complete: false });
-    expect(second.external).toMatchObject({ recorded: 1, complete: true });
+    expect(first.external?.get('default')).toMatchObject({ recorded: 2, complete: false });
+    expect(second.external?.get('default')).toMatchObject({ recorded: 1, complete: true });
     expect(
       await metricValue(bench.metrics, 'treasury_order_list_truncated_total', { scan: 'external' }),
     ).toBe(1);

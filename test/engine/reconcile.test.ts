@@ -6,6 +6,7 @@ import {
   type EngineBench,
   engineSettings,
   metricValue,
+  onClient,
   startEngineBench,
   strategy,
 } from './support/harness.js';
@@ -34,11 +35,11 @@ describe('reconciliation of unsure cycles', () => {
     const cycle = await unsureCycle('dropped-answer', 'acceptThenDropRate');
     const atService = bench.sandbox.ledger().find((order) => order.quoteId === cycle.quoteId)!;
 
-    const result = await reconcileUnsureCycles(bench.context, new Date());
+    const result = await reconcileUnsureCycles(bench.inAccount(), new Date());
     expect(result).toMatchObject({ examined: 1, adopted: 1 });
     const after = await bench.database.cycles.get(cycle.id);
     expect(after).toMatchObject({ state: 'placed', reasonCode: 'reconciled', serviceOrderId: atService.id });
-    const order = await bench.database.orders.getByServiceId(atService.id);
+    const order = await bench.database.orders.getByServiceId('default', atService.id);
     expect(order).toMatchObject({ cycleId: cycle.id, origin: 'cycle', quoteId: cycle.quoteId });
     expect((await bench.database.orders.history(order!.id))[0]!.source).toBe('reconcile');
     expect(await metricValue(bench.metrics, 'treasury_reconciled_cycles_total', { result: 'adopted' })).toBe(
@@ -52,12 +53,15 @@ describe('reconciliation of unsure cycles', () => {
     const cycle = await unsureCycle('reset-before-answer', 'resetRate');
     expect(bench.sandbox.ledger().some((order) => order.quoteId === cycle.quoteId)).toBe(false);
 
-    expect(await reconcileUnsureCycles(bench.context, new Date())).toMatchObject({ examined: 1, waiting: 1 });
+    expect(await reconcileUnsureCycles(bench.inAccount(), new Date())).toMatchObject({
+      examined: 1,
+      waiting: 1,
+    });
     expect((await bench.database.cycles.get(cycle.id))!.state).toBe('unsure');
 
     const { quoteWindowMs, reconcile } = bench.context.settings;
     const past = later(quoteWindowMs + reconcile.visibilityLagMs + reconcile.leaseMs + 1_000);
-    expect(await reconcileUnsureCycles(bench.context, past)).toMatchObject({ examined: 1, notPlaced: 1 });
+    expect(await reconcileUnsureCycles(bench.inAccount(), past)).toMatchObject({ examined: 1, notPlaced: 1 });
     expect(await bench.database.cycles.get(cycle.id)).toMatchObject({
       state: 'not_placed',
       reasonCode: 'not_found_at_service',
@@ -66,9 +70,9 @@ describe('reconciliation of unsure cycles', () => {
 
   it('splits unsure cycles between replicas: a leased cycle is not examined twice', async () => {
     await unsureCycle('leased', 'acceptThenDropRate');
-    const other = { ...bench.context, replicaId: 'other-replica' };
+    const other = { ...bench.inAccount(), replicaId: 'other-replica' };
     const [mine, theirs] = await Promise.all([
-      reconcileUnsureCycles(bench.context, new Date()),
+      reconcileUnsureCycles(bench.inAccount(), new Date()),
       reconcileUnsureCycles(other, new Date()),
     ]);
     expect(mine.examined + theirs.examined).toBe(1);
@@ -80,10 +84,14 @@ describe('reconciliation of unsure cycles', () => {
     const atService = bench.sandbox.ledger().find((order) => order.quoteId === cycle.quoteId)!;
     const listed = await bench.client.listOrders({ limit: 100 });
     const item = listed.data.find((order) => order.id === atService.id)!;
-    await bench.database.orders.recordExternal({ ...item, quoteId: item.quoteId ?? null });
+    await bench.database.orders.recordExternal({
+      account: 'default',
+      ...item,
+      quoteId: item.quoteId ?? null,
+    });
 
-    expect(await reconcileUnsureCycles(bench.context, new Date())).toMatchObject({ adopted: 1 });
-    expect(await bench.database.orders.getByServiceId(atService.id)).toMatchObject({
+    expect(await reconcileUnsureCycles(bench.inAccount(), new Date())).toMatchObject({ adopted: 1 });
+    expect(await bench.database.orders.getByServiceId('default', atService.id)).toMatchObject({
       cycleId: cycle.id,
       origin: 'cycle',
     });
@@ -96,16 +104,16 @@ describe('reconciliation of unsure cycles', () => {
     const context = { ...bench.context, settings: engineSettings({ reconcile: { visibilityLagMs: 0 } }) };
     const maintenance = new Maintenance(context);
     // Reconciliation runs first in a pass; keep this cycle unsure by holding its lease elsewhere.
-    await bench.database.cycles.claimUnsure('someone-else', 60_000, 100);
+    await bench.database.cycles.claimUnsure('default', 'someone-else', 60_000, 100);
 
     const report = await maintenance.runOnce(later(1_000));
     expect(report.errors).toEqual([]);
-    expect(await bench.database.orders.getByServiceId(manual.id)).toMatchObject({
+    expect(await bench.database.orders.getByServiceId('default', manual.id)).toMatchObject({
       origin: 'external',
       cycleId: null,
     });
     const cycleOrder = bench.sandbox.ledger().find((order) => order.quoteId === cycle.quoteId)!;
-    expect(await bench.database.orders.getByServiceId(cycleOrder.id)).toBeNull();
+    expect(await bench.database.orders.getByServiceId('default', cycleOrder.id)).toBeNull();
     expect(await metricValue(bench.metrics, 'treasury_external_orders_total')).toBeGreaterThanOrEqual(1);
     expect(await metricValue(bench.metrics, 'treasury_unsure_cycles')).toBe(1);
   });
@@ -147,7 +155,7 @@ describe('ownership by quoteId when the service reports other figures', () => {
       });
       expect(after.discrepancy).toHaveLength(1);
       expect(after.discrepancy![0]).toMatchObject({ field });
-      expect(await bench.database.orders.getByServiceId(atService.id)).toMatchObject({
+      expect(await bench.database.orders.getByServiceId('default', atService.id)).toMatchObject({
         cycleId: cycle.id,
         origin: 'cycle',
       });
@@ -167,7 +175,7 @@ describe('ownership by quoteId when the service reports other figures', () => {
     const atService = bench.sandbox.ledger().find((order) => order.quoteId === cycle.quoteId)!;
     bench.sandbox.setFaults({ listOrders: { omitQuoteId: true, driftFigure: 'price' } });
 
-    expect(await reconcileUnsureCycles(bench.context, new Date())).toMatchObject({ adopted: 1 });
+    expect(await reconcileUnsureCycles(bench.inAccount(), new Date())).toMatchObject({ adopted: 1 });
     expect(await bench.database.cycles.get(cycle.id)).toMatchObject({
       state: 'placed',
       serviceOrderId: atService.id,
@@ -191,7 +199,7 @@ describe('ownership by quoteId when the service reports other figures', () => {
     const externalBefore = await metricValue(bench.metrics, 'treasury_external_orders_total');
     const pass = await new Maintenance(context).runOnce(later(1_000));
     expect(pass.errors).toEqual([]);
-    expect(await bench.database.orders.getByServiceId(atService.id)).toBeNull();
+    expect(await bench.database.orders.getByServiceId('default', atService.id)).toBeNull();
     expect(await metricValue(bench.metrics, 'treasury_external_orders_total')).toBe(externalBefore);
     expect(bench.lines.some((line) => line.msg.includes('carries the quote of a cycle of ours'))).toBe(true);
   });
@@ -214,7 +222,7 @@ describe('ambiguous reconciliation', () => {
       const service = await startListingService([order('order-a'), order('order-b')]);
       const client = createPurchaseClient({ baseUrl: service.url, token: DEMO_TOKEN });
       try {
-        const result = await reconcileUnsureCycles({ ...bench.context, client }, new Date());
+        const result = await reconcileUnsureCycles(onClient(bench.context, client), new Date());
         expect(result).toMatchObject({ examined: 1, ambiguous: 1 });
       } finally {
         await client.close();

@@ -17,6 +17,7 @@ describe('crash recovery', () => {
     const { cycles, quotes } = bench.database;
     const slot = new Date(Date.UTC(2033, 0, 1, 0, 0, slotSeconds++));
     const cycle = (await cycles.claimSlot({
+      account: 'default',
       strategy: 'crashed',
       slot,
       trigger: 'schedule',

@@ -94,7 +94,7 @@ describe.skipIf(!onPostgres)('three replicas on one database', () => {
     // and no strategy slot owns two orders; every placed cycle's order exists at the service.
     const ordersPerSlot = new Map<string, string[]>();
     for (const order of ledger) {
-      const recorded = await test.database.orders.getByServiceId(order.id);
+      const recorded = await test.database.orders.getByServiceId('default', order.id);
       expect(recorded, `order ${order.id} at the service is not recorded`).not.toBeNull();
       const cycle = placed.find((candidate) => candidate.id === recorded!.cycleId);
       expect(cycle, `order ${order.id} has no placed cycle`).toBeDefined();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StatementCounter, startStatementCounter } from '../../bench/harness/statement-counter.js';
 import { type Database, openDatabase } from '../../src/db/index.js';
-import { type EngineContext, KillSwitch, recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
+import { type AccountContext, KillSwitch, recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
 import { testBackends } from '../support/database.js';
 import { d, type EngineBench, freshSlot, startEngineBench, strategy } from './support/harness.js';
 
@@ -17,7 +17,7 @@ describe.runIf(testBackends().includes('postgres'))('round trips of a buy cycle'
   let bench: EngineBench;
   let counter: StatementCounter;
   let proxied: Database;
-  let context: EngineContext;
+  let context: AccountContext;
 
   beforeAll(async () => {
     bench = await startEngineBench();
@@ -25,7 +25,7 @@ describe.runIf(testBackends().includes('postgres'))('round trips of a buy cycle'
     // One connection: the warm-up cycles prepare every statement on the connection the counted ones use.
     proxied = await openDatabase({ url: counter.url, maxConnections: 1 });
     context = {
-      ...bench.context,
+      ...bench.inAccount(),
       database: proxied,
       killSwitch: new KillSwitch({
         control: proxied.control,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { Maintenance } from '../../src/engine/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { type EngineBench, startEngineBench } from './support/harness.js';
+import { type EngineBench, onClient, startEngineBench } from './support/harness.js';
 
 const onPostgres = inject('treasuryDatabase').backend === 'postgres';
 if (!onPostgres) {
@@ -53,10 +53,10 @@ describe.skipIf(!onPostgres)('external scan when the server ends the lock sessio
   });
 
   it('fails the scan step, lets the pass and the stop end, and the pool keeps working', async () => {
-    const maintenance = new Maintenance({ ...bench.context, client });
+    const maintenance = new Maintenance(onClient(bench.context, client));
     const report = await within(10_000, 'the maintenance pass', maintenance.runOnce());
     expect(service.terminated()).toBeGreaterThan(0);
-    expect(report.errors.some((error) => error.startsWith('external:'))).toBe(true);
+    expect(report.errors.some((error) => error.startsWith('external default:'))).toBe(true);
     await within(2_000, 'the maintenance stop', maintenance.stop());
     for (let query = 0; query < 8; query++) {
       await within(

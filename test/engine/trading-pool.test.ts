@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
-import { type EngineBench, startEngineBench, strategy } from './support/harness.js';
+import { type EngineBench, onClient, startEngineBench, strategy } from './support/harness.js';
 
 describe('the trading pool', () => {
   let bench: EngineBench;
@@ -34,7 +34,7 @@ describe('the trading pool', () => {
       fxRate: placed.price.toFixed(4),
     });
     bench.sandbox.setFaults({ tracking: { latencyMs: 6_000 } });
-    const context = { ...bench.context, client: busyClient, tradingClient: bench.client };
+    const context = onClient(bench.context, busyClient, bench.client);
     let slowRead: Promise<unknown> | undefined;
     bench.onRequest = (event) => {
       // The moment the quote arrives, the general pool's only connection is taken.

@@ -86,6 +86,7 @@ describe('daily digest', () => {
     now = new Date('2026-06-01T12:00:00Z');
     const order = (id: string, amount: string, price: string) =>
       test.database.orders.recordExternal({
+        account: 'default',
         id,
         symbol: 'USDTBRL',
         amount: new Decimal(amount),

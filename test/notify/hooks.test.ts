@@ -29,11 +29,14 @@ async function newMessages(): Promise<NotificationRecord[]> {
 const slot = (minute: number) => new Date(Date.UTC(2026, 2, 2, 10, minute));
 
 async function strategy(name: string) {
-  await test.database.strategies.upsertSeen([{ name, kind: 'dca', config: { amount: '100' }, hash: 'h' }]);
+  await test.database.strategies.upsertSeen([
+    { name, account: 'default', kind: 'dca', config: { amount: '100' }, hash: 'h' },
+  ]);
 }
 
 async function claimed(name: string, minute: number) {
   const cycle = await test.database.cycles.claimSlot({
+    account: 'default',
     strategy: name,
     slot: slot(minute),
     trigger: 'schedule',
@@ -101,6 +104,7 @@ describe('events written with the facts they report', () => {
     const { order } = await test.database.orders.recordPlacedWithCycle(
       id,
       {
+        account: 'default',
         id: 'HOOK-ORD-1',
         symbol: 'USDTBRL',
         amount: new Decimal('100.00'),

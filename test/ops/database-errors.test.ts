@@ -5,7 +5,13 @@ import { trackingSettingsSchema } from '../../src/config/index.js';
 import { createHttpServer, listen } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
-import { createTracker, createWebhookReceiver, type Tracker } from '../../src/tracking/index.js';
+import { DEFAULT_ACCOUNT } from '../../src/strategy/index.js';
+import {
+  createTracker,
+  createWebhookReceiver,
+  surveyOpenOrders,
+  type Tracker,
+} from '../../src/tracking/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { parseExposition, value } from './support/prometheus.js';
 
@@ -19,6 +25,7 @@ describe('database errors of tracking', () => {
   let test: TestDatabase;
   let metrics: Metrics;
   let tracker: Tracker;
+  let survey: () => Promise<unknown>;
   let http: ReturnType<typeof createHttpServer>;
   let baseUrl: string;
 
@@ -34,6 +41,7 @@ describe('database errors of tracking', () => {
     const client = createPurchaseClient({ baseUrl: 'http://127.0.0.1:9', token: 'unused-token' });
     const databaseTimeoutMs = 5_000;
     tracker = createTracker({
+      account: DEFAULT_ACCOUNT,
       database: test.database,
       client,
       metrics,
@@ -43,13 +51,22 @@ describe('database errors of tracking', () => {
     });
     const receiver = createWebhookReceiver({
       database: test.database,
-      tracker,
+      accounts: [{ name: DEFAULT_ACCOUNT, secret: SECRET, tracker }],
       metrics,
       databaseTimeoutMs,
       logger,
-      secret: SECRET,
       settings,
     });
+    survey = () =>
+      surveyOpenOrders({
+        database: test.database,
+        metrics,
+        databaseTimeoutMs,
+        logger,
+        stuckAfterMs: settings.stuckAfterMs,
+        clock: () => new Date(),
+        accounts: [DEFAULT_ACCOUNT],
+      });
     http = createHttpServer({
       metrics,
       logger,
@@ -66,7 +83,7 @@ describe('database errors of tracking', () => {
 
   it('counts the failed poll claim, survey and webhook store by operation', async () => {
     await expect(tracker.pollOnce()).rejects.toThrow();
-    await expect(tracker.survey()).rejects.toThrow();
+    await expect(survey()).rejects.toThrow();
     const delivery = await fetch(`${baseUrl}/webhooks/${SECRET}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -88,6 +105,12 @@ describe('database errors of tracking', () => {
     const scrape = parseExposition(await (await fetch(`${baseUrl}/metrics`)).text());
     for (const operation of ['tracking_claim', 'survey', 'webhook_store'])
       expect(value(scrape, 'treasury_database_errors_total', { operation }), operation).toBe(1);
-    expect(value(scrape, 'treasury_webhook_events_total', { kind: 'order', result: 'failed' })).toBe(1);
+    expect(
+      value(scrape, 'treasury_webhook_events_total', {
+        account: DEFAULT_ACCOUNT,
+        kind: 'order',
+        result: 'failed',
+      }),
+    ).toBe(1);
   });
 });

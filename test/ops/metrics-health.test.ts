@@ -121,7 +121,7 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
 
     // Settlement: open orders by status, changes, duration to settled, stuck orders.
     for (const status of OPEN_STATUSES) {
-      const open = value(scrape, 'treasury_open_orders', { status });
+      const open = value(scrape, 'treasury_open_orders', { account: 'default', status });
       expect(Number.isInteger(open) && open >= 0, `open ${status}: ${open}`).toBe(true);
     }
     expect(total(scrape, 'treasury_settlement_changes_total', { status: 'settled' })).toBeGreaterThanOrEqual(
@@ -130,23 +130,26 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('operating th
     const settled = value(scrape, 'treasury_settlement_duration_seconds_count');
     expect(settled).toBeGreaterThanOrEqual(1);
     expect(value(scrape, 'treasury_settlement_duration_seconds_sum') / settled).toBeLessThan(20);
-    expect(value(scrape, 'treasury_stuck_orders')).toBe(0);
+    expect(value(scrape, 'treasury_stuck_orders', { account: 'default' })).toBe(0);
     expect(value(scrape, 'treasury_settlement_anomalies_total')).toBe(0);
 
     // Balance and credit from the snapshots (the sandbox's credit line is 1,000,000.00).
     expect(value(scrape, 'treasury_balance', { currency: 'BRL' })).toBeGreaterThanOrEqual(0);
     expect(value(scrape, 'treasury_balance', { currency: 'USDT' })).toBeGreaterThanOrEqual(0);
-    expect(value(scrape, 'treasury_credit', { kind: 'total' })).toBe(1_000_000);
+    expect(value(scrape, 'treasury_credit', { account: 'default', kind: 'total' })).toBe(1_000_000);
     const used = value(scrape, 'treasury_credit', { kind: 'used' });
     expect(used).toBeGreaterThanOrEqual(0);
     expect(value(scrape, 'treasury_credit', { kind: 'available' })).toBeCloseTo(1_000_000 - used, 2);
-    expect(value(scrape, 'treasury_can_withdraw')).toBe(1);
+    expect(value(scrape, 'treasury_can_withdraw', { account: 'default' })).toBe(1);
 
     // Webhook events received, deduplicated and rejected.
     const events = 'treasury_webhook_events_total';
-    expect(value(scrape, events, { kind: 'order', result: 'stored' })).toBeGreaterThanOrEqual(1);
+    expect(
+      value(scrape, events, { account: 'default', kind: 'order', result: 'stored' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(total(scrape, events, { result: 'duplicate' })).toBeGreaterThanOrEqual(1);
-    expect(value(scrape, events, { kind: 'unknown', result: 'rejected' })).toBe(1);
+    // The wrong secret on the default account's path counts as that account's.
+    expect(value(scrape, events, { account: 'default', kind: 'unknown', result: 'rejected' })).toBe(1);
 
     // Database errors (none) and the kill switch; the series are declared even while nothing failed.
     expect(scrape.types.get('treasury_database_errors_total')).toBe('counter');

@@ -16,6 +16,7 @@ import { createHttpServer, listen, type ReadinessReport } from '../../src/observ
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { DEFAULT_ACCOUNT } from '../../src/strategy/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 const quiet = () =>
@@ -38,7 +39,7 @@ function readinessOver(
   const killSwitch = new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics });
   return createReadiness({
     database: test.database,
-    client,
+    accounts: new Map([[DEFAULT_ACCOUNT, { name: DEFAULT_ACCOUNT, client }]]),
     observer,
     killSwitch,
     clock,
@@ -73,7 +74,7 @@ describe('/readyz', () => {
       retry: { maxAttempts: 1 },
       onRequest: (event) => {
         serviceRequests++;
-        observer.onRequest(event);
+        observer.forAccount(DEFAULT_ACCOUNT)(event);
       },
     });
     readiness = readinessOver(test, client, { metrics, observer, clock: () => new Date() });
@@ -162,15 +163,29 @@ describe('readiness with a database one migration behind', () => {
       const clock = () => new Date();
       const readiness = createReadiness({
         database: test.database,
-        // Never called: the observer says the service answered just now.
-        client: createPurchaseClient({ baseUrl: 'http://127.0.0.1:9', token: 'unused-token-000' }),
+        accounts: new Map([
+          [
+            DEFAULT_ACCOUNT,
+            {
+              name: DEFAULT_ACCOUNT,
+              // Never called: the observer says the service answered just now.
+              client: createPurchaseClient({ baseUrl: 'http://127.0.0.1:9', token: 'unused-token-000' }),
+            },
+          ],
+        ]),
         observer,
         killSwitch: new KillSwitch({ control: test.database.control, cacheMs: 0, clock, metrics }),
         clock,
         metrics,
         settings: { databaseTimeoutMs: 2_000, databaseClockSkewMs: 2_000 },
       });
-      observer.onRequest({ operation: 'balance', method: 'GET', status: 200, durationMs: 1, attempt: 1 });
+      observer.forAccount(DEFAULT_ACCOUNT)({
+        operation: 'balance',
+        method: 'GET',
+        status: 200,
+        durationMs: 1,
+        attempt: 1,
+      });
       await readiness.refresh();
       expect(readiness.report()).toMatchObject({
         ready: false,

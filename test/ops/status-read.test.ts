@@ -20,6 +20,7 @@ describe('status of recent cycles', () => {
     const cycle = await recordUnsureCycle(bench, { name: 'status-race', slot, quoteId: 'QSTATUS01' });
     // The order row of the cycle, recorded after the cycle was read and before its settlement is.
     await bench.database.orders.recordPlaced(cycle.id, {
+      account: 'default',
       id: 'ORD-STATUS-RACE',
       symbol: 'USDTBRL',
       amount: d('100'),

@@ -49,7 +49,7 @@ describe('webhook receiver against hostile bodies', () => {
     return { ...event, data: { ...event.data, hostile } };
   };
   const storedFor = async (orderId: string) =>
-    (await bench.database.webhookEvents.listToRetry(new Date(0))).filter(
+    (await bench.database.webhookEvents.listToRetry(bench.account, new Date(0))).filter(
       (event) => event.serviceOrderId === orderId,
     );
 

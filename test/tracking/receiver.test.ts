@@ -92,16 +92,17 @@ describe('webhook receiver', () => {
     expect(ours).toBeNull();
     await postJson(deposit(serviceOrderId));
     await receiver.idle();
-    const kept = await bench.database.webhookEvents.listToRetry(new Date(0));
+    const kept = await bench.database.webhookEvents.listToRetry(bench.account, new Date(0));
     expect(kept.filter((event) => event.serviceOrderId === serviceOrderId)).toEqual([
       expect.objectContaining({ status: 'unknown_order', kind: 'deposit_fiat' }),
     ]);
 
     const recorded = await bench.database.orders.recordExternal({
       ...(await bench.client.getOrder(serviceOrderId)),
+      account: bench.account,
     });
     await receiver.sweep();
-    const after = await bench.database.webhookEvents.listToRetry(new Date(0));
+    const after = await bench.database.webhookEvents.listToRetry(bench.account, new Date(0));
     expect(after.some((event) => event.serviceOrderId === serviceOrderId)).toBe(false);
     const history = await bench.database.orders.history(recorded.id);
     expect(history.map((event) => event.source)).toEqual(['create', 'webhook']);
@@ -166,7 +167,11 @@ describe('webhook receiver', () => {
     const long = `${'k7/Q+'.repeat(30)}end`;
     const settings = bench.settings({ poll: { enabled: false } });
     const tracker = createTracker({ ...bench, settings });
-    const longReceiver = createWebhookReceiver({ ...bench, tracker, secret: long, settings });
+    const longReceiver = createWebhookReceiver({
+      ...bench,
+      accounts: [{ name: bench.account, secret: long, tracker }],
+      settings,
+    });
     const server = await startHttp((app) => longReceiver.register(app));
     try {
       const deliver = (secret: string) =>
@@ -195,8 +200,7 @@ describe('webhook receiver', () => {
     const orphan = createWebhookReceiver({
       ...bench,
       database: broken.database,
-      tracker,
-      secret: SECRET,
+      accounts: [{ name: bench.account, secret: SECRET, tracker }],
       settings,
     });
     const server = await startHttp((app) => orphan.register(app));

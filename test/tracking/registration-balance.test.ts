@@ -3,25 +3,33 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPurchaseClient } from '../../src/api/index.js';
-import { createBalanceSnapshots, registerWebhooks, WANTED_EVENT_KINDS } from '../../src/tracking/index.js';
+import {
+  createBalanceSnapshots,
+  type RegisteringAccount,
+  registerWebhooks,
+  WANTED_EVENT_KINDS,
+} from '../../src/tracking/index.js';
 import { type Bench, logged, SECRET, startBench } from './support/harness.js';
 
 const PUBLIC_URL = 'https://treasury.example.com/hooks/';
 
 describe('webhook registration', () => {
   let bench: Bench;
+  /** The bench's account as registration takes it: with the secret and the bench's client, unless told. */
+  const account = (overrides: Partial<RegisteringAccount> = {}): RegisteringAccount => ({
+    name: bench.account,
+    client: bench.client,
+    webhookSecret: SECRET,
+    ...overrides,
+  });
   beforeAll(async () => {
     bench = await startBench();
   });
   afterAll(() => bench.close());
 
   it('configures every wanted kind with <public>/webhooks/<secret> and verifies it', async () => {
-    const result = await registerWebhooks(
-      bench.client,
-      { webhook: { publicUrl: PUBLIC_URL, secret: SECRET } },
-      bench.logger,
-    );
-    expect(result).toEqual({ attempted: true, verified: true, problems: [] });
+    const result = await registerWebhooks([account()], { webhook: { publicUrl: PUBLIC_URL } }, bench.logger);
+    expect(result).toEqual([{ account: 'default', attempted: true, verified: true, problems: [] }]);
     const config = await bench.client.getWebhookConfig();
     expect(config.url).toBe(`https://treasury.example.com/hooks/webhooks/${SECRET}`);
     for (const kind of WANTED_EVENT_KINDS) {
@@ -29,22 +37,22 @@ describe('webhook registration', () => {
     }
     expect(config.events.find((event) => event.methodId === 'quote')?.active).toBe(false);
     expect(logged(bench.lines, 'webhooks registered and verified')).toEqual([
-      expect.objectContaining({ origin: 'https://treasury.example.com' }),
+      expect.objectContaining({ account: 'default', origin: 'https://treasury.example.com' }),
     ]);
   });
 
   it('does nothing without a public url or without a secret', async () => {
     const before = bench.requests.length;
-    expect(await registerWebhooks(bench.client, { webhook: { secret: SECRET } }, bench.logger)).toMatchObject(
-      {
-        attempted: false,
-      },
-    );
+    expect(await registerWebhooks([account()], { webhook: {} }, bench.logger)).toEqual([
+      { account: 'default', attempted: false, verified: false, problems: [] },
+    ]);
     expect(
-      await registerWebhooks(bench.client, { webhook: { publicUrl: PUBLIC_URL } }, bench.logger),
-    ).toMatchObject({
-      attempted: false,
-    });
+      await registerWebhooks(
+        [{ name: bench.account, client: bench.client }],
+        { webhook: { publicUrl: PUBLIC_URL } },
+        bench.logger,
+      ),
+    ).toEqual([{ account: 'default', attempted: false, verified: false, problems: [] }]);
     expect(bench.requests.length).toBe(before);
   });
 
@@ -69,13 +77,13 @@ describe('webhook registration', () => {
       token: 'stand-in-service-token',
     });
     try {
-      const result = await registerWebhooks(
-        client,
-        { webhook: { publicUrl: PUBLIC_URL, secret: SECRET } },
+      const [result] = await registerWebhooks(
+        [account({ client })],
+        { webhook: { publicUrl: PUBLIC_URL } },
         bench.logger,
       );
-      expect(result.verified).toBe(false);
-      expect(result.problems).toEqual([
+      expect(result!.verified).toBe(false);
+      expect(result!.problems).toEqual([
         'the configured url is not this receiver (it differs from <publicUrl>/webhooks/<secret>)',
         'event kind deposit_fiat is not active',
         'event kind deposit_crypto is not active',
@@ -95,15 +103,18 @@ describe('webhook registration', () => {
     bench.sandbox.setFaults({ setWebhookConfig: { errorRate: 1 } });
     try {
       const result = await registerWebhooks(
-        bench.client,
-        { webhook: { publicUrl: PUBLIC_URL, secret: SECRET } },
+        [account()],
+        { webhook: { publicUrl: PUBLIC_URL } },
         bench.logger,
       );
-      expect(result).toEqual({
-        attempted: true,
-        verified: false,
-        problems: ['registration call failed (API_SERVER_ERROR, HTTP 500)'],
-      });
+      expect(result).toEqual([
+        {
+          account: 'default',
+          attempted: true,
+          verified: false,
+          problems: ['registration call failed (API_SERVER_ERROR, HTTP 500)'],
+        },
+      ]);
     } finally {
       bench.sandbox.setFaults({});
     }
@@ -123,9 +134,9 @@ describe('balance snapshots', () => {
     await bench.placeOrder();
     const snapshots = createBalanceSnapshots({ ...bench, settings: bench.settings().balance });
     const snapshot = await snapshots.takeSnapshot();
-    const stored = await bench.database.balances.latest();
+    const stored = await bench.database.balances.latest(bench.account);
     expect(stored).toEqual(snapshot);
-    expect(stored!.takenAt).toEqual(bench.clock());
+    expect(stored).toMatchObject({ account: 'default', takenAt: bench.clock() });
     const balance = await bench.client.getBalance();
     expect(stored!.credit.total.toFixed()).toBe('250000');
     expect(stored!.credit.used.eq(balance.credit.used)).toBe(true);
@@ -138,9 +149,9 @@ describe('balance snapshots', () => {
       (await metric.get()).values.find((value) =>
         Object.entries(labels).every(([k, v]) => value.labels[k] === v),
       )?.value;
-    expect(await gauge(bench.metrics.credit, { kind: 'total' })).toBe(250_000);
+    expect(await gauge(bench.metrics.credit, { account: 'default', kind: 'total' })).toBe(250_000);
     expect(await gauge(bench.metrics.credit, { kind: 'used' })).toBe(Number(balance.credit.used.toFixed()));
-    expect(await gauge(bench.metrics.canWithdraw)).toBe(balance.canWithdraw ? 1 : 0);
+    expect(await gauge(bench.metrics.canWithdraw, { account: 'default' })).toBe(balance.canWithdraw ? 1 : 0);
     expect(await gauge(bench.metrics.balance, { currency: balance.fiat.currency })).toBe(
       Number(balance.fiat.balance.toFixed()),
     );
@@ -150,7 +161,9 @@ describe('balance snapshots', () => {
     bench.clock.advance(1_000);
     periodic.start();
     await vi.waitFor(async () =>
-      expect((await bench.database.balances.latest())?.takenAt).toEqual(new Date('2026-03-02T12:00:01Z')),
+      expect((await bench.database.balances.latest(bench.account))?.takenAt).toEqual(
+        new Date('2026-03-02T12:00:01Z'),
+      ),
     );
     await periodic.stop();
     await periodic.stop();

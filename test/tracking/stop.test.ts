@@ -21,9 +21,9 @@ describe('stopping tracking with work under way', () => {
   it('ends at once and leaves the unprocessed events pending', async () => {
     const tracking = createTracking({
       ...bench,
+      accounts: [{ name: bench.account, client: bench.client, webhookSecret: SECRET }],
       settings: {
         tracking: bench.settings({ poll: { enabled: false, maxRequestsPerSecond: 0.5 } }),
-        webhook: { secret: SECRET },
         engine: { databaseTimeoutMs: bench.databaseTimeoutMs },
       },
     });
@@ -53,7 +53,7 @@ describe('stopping tracking with work under way', () => {
       await tracking.stop();
       expect(performance.now() - began).toBeLessThan(1_500);
       expect(trackingCalls()).toBe(before + 1);
-      const pending = (await bench.database.webhookEvents.listToRetry(new Date(0))).filter(
+      const pending = (await bench.database.webhookEvents.listToRetry(bench.account, new Date(0))).filter(
         (event) => event.status === 'pending' && orders.includes(event.serviceOrderId ?? ''),
       );
       expect(pending).toHaveLength(3);

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import { type Database, openDatabase } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
-import { createTracker, type Tracker, type TrackerDeps } from '../../src/tracking/index.js';
+import { createTracker, surveyOpenOrders, type Tracker, type TrackerDeps } from '../../src/tracking/index.js';
 import { type Bench, logged, startBench } from './support/harness.js';
 import { startScriptedService, trackingBody } from './support/scripted-service.js';
 
@@ -35,6 +35,7 @@ describe('tracker rules (scripted service, fake clock)', () => {
     const id = `scripted-${++serial}`;
     if (answers.length > 0) service.script(id, answers);
     const order = await bench.database.orders.recordExternal({
+      account: bench.account,
       id,
       symbol: 'USDTBRL',
       amount: new Decimal('1000'),
@@ -143,26 +144,40 @@ describe('tracker rules (scripted service, fake clock)', () => {
   it('flags an order without progress as stuck once, and clears the flag on progress', async () => {
     bench.clock.set(epoch(2));
     const order = await record([trackingBody('x', 'pending', 0), trackingBody('x', 'partial', 500)]);
-    const subject = tracker({ stuckAfterMs: 3_600_000 });
+    const subject = tracker();
+    const survey = () =>
+      surveyOpenOrders({ ...bench, stuckAfterMs: 3_600_000, accounts: [bench.account, 'elsewhere'] });
     expect(await subject.pollOnce()).toBe(1);
 
     bench.clock.advance(3_599_999);
-    expect(await subject.survey()).toMatchObject({ stuck: 0, newlyStuck: [] });
+    expect(await survey()).toMatchObject({ stuck: 0, newlyStuck: [] });
     bench.clock.advance(1);
-    expect(await subject.survey()).toMatchObject({ stuck: 1, newlyStuck: [order.serviceOrderId] });
-    expect(await subject.survey()).toMatchObject({ stuck: 1, newlyStuck: [] });
+    const newlyStuck = [{ account: bench.account, orderId: order.serviceOrderId }];
+    expect(await survey()).toMatchObject({ stuck: 1, newlyStuck });
+    expect(await survey()).toMatchObject({ stuck: 1, newlyStuck: [] });
     expect((await bench.database.orders.get(order.id))!.stuckFlaggedAt).toEqual(bench.clock());
-    expect((await bench.metrics.stuckOrders.get()).values[0]?.value).toBe(1);
+    // Per account: an account without open orders shows zero.
+    const stuckGauge = (await bench.metrics.stuckOrders.get()).values;
+    expect(stuckGauge.map(({ labels, value }) => [labels.account, value])).toEqual([
+      [bench.account, 1],
+      ['elsewhere', 0],
+    ]);
     const stuckLines = logged(bench.lines, 'order stuck: no settlement progress');
-    expect(stuckLines).toEqual([expect.objectContaining({ orderId: order.serviceOrderId, idleMinutes: 60 })]);
+    expect(stuckLines).toEqual([
+      expect.objectContaining({ account: bench.account, orderId: order.serviceOrderId, idleMinutes: 60 }),
+    ]);
 
     // The scripted service now reports a deposit: progress clears the flag.
     service.script(order.serviceOrderId, [trackingBody('x', 'partial', 500)]);
     await subject.nudge(order.serviceOrderId);
     expect((await bench.database.orders.get(order.id))!.stuckFlaggedAt).toBeNull();
-    expect(await subject.survey()).toMatchObject({ stuck: 0 });
+    expect(await survey()).toMatchObject({ stuck: 0 });
     const open = await bench.metrics.openOrders.get();
-    expect(open.values.find((value) => value.labels.status === 'partial')?.value).toBeGreaterThanOrEqual(1);
+    const partial = (account: string) =>
+      open.values.find((value) => value.labels.account === account && value.labels.status === 'partial')
+        ?.value;
+    expect(partial(bench.account)).toBeGreaterThanOrEqual(1);
+    expect(partial('elsewhere')).toBe(0);
   });
 
   it('splits due orders between replicas without double work, and honours leases', async () => {
@@ -188,7 +203,13 @@ describe('tracker rules (scripted service, fake clock)', () => {
 
       // A replica that leased orders and died: nobody touches them until the lease runs out.
       bench.clock.advance(3_600_000);
-      const leased = await bench.database.orders.claimDue('replica-dead', bench.clock(), 60_000, 100);
+      const leased = await bench.database.orders.claimDue(
+        bench.account,
+        'replica-dead',
+        bench.clock(),
+        60_000,
+        100,
+      );
       expect(leased.length).toBeGreaterThanOrEqual(12);
       expect(await b.pollOnce()).toBe(0);
       bench.clock.advance(60_001);

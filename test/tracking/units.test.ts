@@ -2,7 +2,12 @@ import { pack, unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { trackingSettingsSchema } from '../../src/config/index.js';
 import { failureDelayMs, nextCheckDelayMs } from '../../src/tracking/order-check.js';
-import { createSecretCheck, webhookDedupeKey, webhookUrl } from '../../src/tracking/webhook-receiver.js';
+import {
+  createSecretCheck,
+  readWebhookPath,
+  webhookDedupeKey,
+  webhookUrl,
+} from '../../src/tracking/webhook-receiver.js';
 
 const backoff = { minDelayMs: 1_000, maxDelayMs: 60_000, ageFactor: 0.5 };
 
@@ -48,12 +53,36 @@ describe('webhook secret', () => {
   });
 
   it('builds the registered url from the public url, with the secret as one path segment', () => {
-    expect(webhookUrl('https://t.example/base/', 'abc/def?x')).toBe(
+    expect(webhookUrl('https://t.example/base/', 'abc/def?x', 'default')).toBe(
       'https://t.example/base/webhooks/abc%2Fdef%3Fx',
     );
-    expect(webhookUrl('https://t.example', 'abcdefghijklmnop')).toBe(
+    expect(webhookUrl('https://t.example', 'abcdefghijklmnop', 'default')).toBe(
       'https://t.example/webhooks/abcdefghijklmnop',
     );
+    expect(webhookUrl('https://t.example/base', 'abc/def?x', 'north')).toBe(
+      'https://t.example/base/webhooks/north/abc%2Fdef%3Fx',
+    );
+  });
+
+  it('reads the account and the secret back from the raw path, and nothing from another shape', () => {
+    for (const account of ['default', 'north']) {
+      const { pathname, search } = new URL(webhookUrl('https://t.example', 'abc/def?x', account));
+      expect(readWebhookPath(`${pathname}${search}`)).toEqual({ account, secret: 'abc/def?x' });
+      expect(readWebhookPath(`${pathname}?retry=1`)).toEqual({ account, secret: 'abc/def?x' });
+    }
+    // The secret's encoded slash is no separator; a literal one is.
+    expect(readWebhookPath('/webhooks/abc/def')).toEqual({ account: 'abc', secret: 'def' });
+    for (const other of [
+      '/webhooks/',
+      '/webhooks//abc',
+      '/webhooks/north/',
+      '/webhooks/a/b/c',
+      // `default` has the one-segment path only.
+      '/webhooks/default/abcdefghijklmnop',
+      '/webhooks/%E0%A4%A',
+      '/webhook/abcdefghijklmnop',
+    ])
+      expect(readWebhookPath(other), other).toBeNull();
   });
 });
 

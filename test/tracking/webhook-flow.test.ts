@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { SettlementEvent, SettlementStatus } from '../../src/db/index.js';
+import type { SettlementEvent, SettlementSource, SettlementStatus } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import {
   createTracker,
@@ -29,6 +29,13 @@ describe('following orders through webhooks', () => {
   /** Each test brings its own tracker (polling on or off); the one receiver nudges whichever is current. */
   let tracker: Tracker | undefined;
 
+  /** The receiver's path at the sandbox, as `run` registers it. */
+  const register = () =>
+    registerWebhooks(
+      [{ name: bench.account, client: bench.client, webhookSecret: SECRET }],
+      { webhook: { publicUrl: http.url } },
+      bench.logger,
+    );
   const install = (poll: Record<string, unknown>) => {
     tracker = createTracker({ ...bench, settings: bench.settings({ poll }) });
     return tracker;
@@ -38,17 +45,17 @@ describe('following orders through webhooks', () => {
     bench = await startBench();
     receiver = createWebhookReceiver({
       ...bench,
-      tracker: { nudge: (id, source) => tracker!.nudge(id, source) },
-      secret: SECRET,
+      accounts: [
+        {
+          name: bench.account,
+          secret: SECRET,
+          tracker: { nudge: (id: string, source?: SettlementSource) => tracker!.nudge(id, source) },
+        },
+      ],
       settings: bench.settings(),
     });
     http = await startHttp((app) => receiver.register(app));
-    const registered = await registerWebhooks(
-      bench.client,
-      { webhook: { publicUrl: http.url, secret: SECRET } },
-      bench.logger,
-    );
-    expect(registered).toEqual({ attempted: true, verified: true, problems: [] });
+    expect(await register()).toEqual([{ account: 'default', attempted: true, verified: true, problems: [] }]);
   });
   afterEach(async () => {
     await receiver.idle();
@@ -229,11 +236,7 @@ describe('following orders through webhooks', () => {
       expect(history.at(-1)!.withdrawal).toMatchObject({ status: 'confirmed' });
     } finally {
       await held.close();
-      await registerWebhooks(
-        bench.client,
-        { webhook: { publicUrl: http.url, secret: SECRET } },
-        bench.logger,
-      );
+      await register();
     }
   });
 
@@ -268,11 +271,7 @@ describe('following orders through webhooks', () => {
       // Handled once: the next pass nudges nothing more for those events.
       expect((await backfill.runOnce()).nudged).toEqual([]);
     } finally {
-      await registerWebhooks(
-        bench.client,
-        { webhook: { publicUrl: http.url, secret: SECRET } },
-        bench.logger,
-      );
+      await register();
     }
   });
 });

@@ -49,8 +49,11 @@ export interface OrdersRepository {
   /** The order of this id at the account's service. */
   getByServiceId(account: string, serviceOrderId: string): Promise<OrderRecord | null>;
   forCycle(cycleId: number): Promise<OrderRecord | null>;
-  /** Leases up to `limit` unsettled orders due for a check; other owners skip them until the lease ends. */
-  claimDue(owner: string, now: Date, leaseMs: number, limit: number): Promise<OrderRecord[]>;
+  /**
+   * Leases up to `limit` of the account's unsettled orders due for a check; other owners skip them until the
+   * lease ends.
+   */
+  claimDue(account: string, owner: string, now: Date, leaseMs: number, limit: number): Promise<OrderRecord[]>;
   applyTracking(
     order: OrderRecord | number,
     tracking: TrackingSnapshot,
@@ -152,6 +155,7 @@ export function createOrdersRepository(
     .from(orders)
     .where(
       and(
+        eq(orders.account, p('account')),
         isNull(orders.settledAt),
         lte(orders.nextCheckAt, p('now')),
         or(isNull(orders.leaseUntil), lt(orders.leaseUntil, p('now'))),
@@ -201,7 +205,11 @@ export function createOrdersRepository(
             updatedAt: now,
           })
           .where(
-            and(eq(orders.account, order.account), eq(orders.serviceOrderId, order.id), isNull(orders.cycleId)),
+            and(
+              eq(orders.account, order.account),
+              eq(orders.serviceOrderId, order.id),
+              isNull(orders.cycleId),
+            ),
           )
           .returning();
         if (adopted) return toOrder(adopted);
@@ -323,8 +331,9 @@ export function createOrdersRepository(
       return first(await db.select().from(orders).where(eq(orders.cycleId, cycleId)).limit(1));
     },
 
-    async claimDue(owner, now, leaseMs, limit) {
+    async claimDue(account, owner, now, leaseMs, limit) {
       const rows = await leaseDue.execute({
+        account,
         owner,
         now: now.toISOString(),
         leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),

@@ -10,23 +10,31 @@ import type {
 } from '../types.js';
 
 export interface WebhookEventsRepository {
-  /** Stores an incoming event once; a redelivery with the same dedupe key is reported as 'duplicate'. */
+  /**
+   * Stores an incoming event once per account; a redelivery with the same dedupe key on the same account's
+   * path is reported as 'duplicate'.
+   */
   store(event: WebhookEventInput): Promise<'stored' | 'duplicate'>;
-  markProcessed(dedupeKey: string, status?: Exclude<WebhookEventStatus, 'pending'>): Promise<void>;
+  markProcessed(
+    account: string,
+    dedupeKey: string,
+    status?: Exclude<WebhookEventStatus, 'pending'>,
+  ): Promise<void>;
   /** Events stored but not processed yet (e.g. the process stopped in between), oldest first. */
   listUnprocessed(limit?: number): Promise<WebhookEventRecord[]>;
   /**
-   * Events still worth another look, oldest first: those pending (their check failed) or left as
+   * The account's events still worth another look, oldest first: those pending (their check failed) or left as
    * unknown_order (their order may have been recorded since) that arrived at or after `since`. An older
    * one is not looked at again: it stays for review, and the order is followed by polling anyway. The
    * payload is not read: a row stored before bodies were bounded may hold one of any size.
    */
-  listToRetry(since: Date, limit?: number): Promise<WebhookEventToRetry[]>;
+  listToRetry(account: string, since: Date, limit?: number): Promise<WebhookEventToRetry[]>;
 }
 
 function toEvent(row: typeof webhookEvents.$inferSelect): WebhookEventRecord {
   return {
     id: row.id,
+    account: row.account,
     dedupeKey: row.dedupeKey,
     kind: row.kind,
     serviceOrderId: row.serviceOrderId,
@@ -45,13 +53,14 @@ export function createWebhookEventsRepository(db: DrizzleHandle, clock: () => Da
   const insertEvent = db
     .insert(webhookEvents)
     .values({
+      account: p('account'),
       dedupeKey: p('dedupeKey'),
       kind: p('kind'),
       serviceOrderId: p('serviceOrderId'),
       payload: p('payload'),
       receivedAt: p('receivedAt'),
     })
-    .onConflictDoNothing({ target: webhookEvents.dedupeKey })
+    .onConflictDoNothing({ target: [webhookEvents.account, webhookEvents.dedupeKey] })
     .returning({ id: webhookEvents.id })
     .prepare('webhook_events_store');
 
@@ -61,11 +70,11 @@ export function createWebhookEventsRepository(db: DrizzleHandle, clock: () => Da
       return rows.length > 0 ? 'stored' : 'duplicate';
     },
 
-    async markProcessed(dedupeKey, status = 'processed') {
+    async markProcessed(account, dedupeKey, status = 'processed') {
       await db
         .update(webhookEvents)
         .set({ status, processedAt: clock() })
-        .where(eq(webhookEvents.dedupeKey, dedupeKey));
+        .where(and(eq(webhookEvents.account, account), eq(webhookEvents.dedupeKey, dedupeKey)));
     },
 
     async listUnprocessed(limit = 100) {
@@ -78,10 +87,11 @@ export function createWebhookEventsRepository(db: DrizzleHandle, clock: () => Da
       return rows.map(toEvent);
     },
 
-    async listToRetry(since, limit = 100) {
+    async listToRetry(account, since, limit = 100) {
       const rows = await db
         .select({
           id: webhookEvents.id,
+          account: webhookEvents.account,
           dedupeKey: webhookEvents.dedupeKey,
           kind: webhookEvents.kind,
           serviceOrderId: webhookEvents.serviceOrderId,
@@ -92,6 +102,7 @@ export function createWebhookEventsRepository(db: DrizzleHandle, clock: () => Da
         .from(webhookEvents)
         .where(
           and(
+            eq(webhookEvents.account, account),
             inArray(webhookEvents.status, ['pending', 'unknown_order']),
             gte(webhookEvents.receivedAt, since),
           ),

@@ -206,6 +206,20 @@ export function strategy(overrides: Partial<DcaStrategy> = {}): DcaStrategy {
   };
 }
 
+/**
+ * The context of the one account `default` reached through `client` (a stand-in service, a relay, other
+ * credentials) instead of the bench's, and through `tradingClient` for quotes and orders when given; also
+ * the EngineContext whose only account that is.
+ */
+export function onClient(
+  context: EngineContext,
+  client: PurchaseClient,
+  tradingClient?: PurchaseClient,
+): AccountContext {
+  const account = { name: DEFAULT_ACCOUNT, client, tradingClient };
+  return { ...context, accounts: new Map([[DEFAULT_ACCOUNT, account]]), account };
+}
+
 /** Another replica over `database` (on PostgreSQL a pool of its own), with the bench's service, clock and metrics. */
 export function replicaOn(bench: EngineBench, database: Database, replicaId = 'replica-b'): EngineContext {
   return {

@@ -16,6 +16,7 @@ export async function recordUnsureCycle(
   const { database } = bench;
   await recordStrategiesSeen(bench.context, [strategy({ name: options.name })]);
   const claimed = (await database.cycles.claimSlot({
+    account: 'default',
     strategy: options.name,
     slot: options.slot,
     trigger: 'once',

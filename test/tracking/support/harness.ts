@@ -17,16 +17,21 @@ import {
   type SandboxOptions,
   startSandbox,
 } from '../../../src/sandbox/index.js';
+import { DEFAULT_ACCOUNT } from '../../../src/strategy/index.js';
 import { createTracker, createWebhookReceiver, type WebhookReceiver } from '../../../src/tracking/index.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { createTestDatabase, type TestBackend, type TestDatabase } from '../../support/database.js';
 
 export const SECRET = 'whsec-Zq8v1TtY3mKp0rLx';
 
 export interface Bench {
+  /** The account of `client`: the sandbox's first (`default` unless the sandbox is given `accounts`). */
+  account: string;
   sandbox: RunningSandbox;
   test: TestDatabase;
   database: Database;
   client: PurchaseClient;
+  /** A client of each account of the sandbox, with that account's token, by account name. */
+  clients: ReadonlyMap<string, PurchaseClient>;
   metrics: Metrics;
   /** What engine.databaseTimeoutMs gives tracking in the worker (its default). */
   databaseTimeoutMs: number;
@@ -38,8 +43,11 @@ export interface Bench {
   /** The test clock: real time unless a test moves it (`clock.set`, `clock.advance`). */
   clock: FakeableClock;
   settings(overrides?: Record<string, unknown>): TrackingSettings;
-  /** Quotes and buys at the sandbox, and records the order as ours; returns our record. */
-  placeOrder(options?: { record?: boolean }): Promise<{ serviceOrderId: string; order: OrderRecord | null }>;
+  /** Quotes and buys at the account's service (default `account`), and records the order as ours. */
+  placeOrder(options?: {
+    record?: boolean;
+    account?: string;
+  }): Promise<{ serviceOrderId: string; order: OrderRecord | null }>;
   close(): Promise<void>;
 }
 
@@ -61,17 +69,26 @@ export function createClock(): FakeableClock {
   return clock;
 }
 
-export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<Bench> {
+export async function startBench(sandboxOptions: SandboxOptions = {}, backend?: TestBackend): Promise<Bench> {
   const clock = createClock();
   const sandbox = await startSandbox({ stepMs: 0, webhookRetryDelaysMs: [5, 5], ...sandboxOptions });
-  const test = await createTestDatabase(undefined, { clock });
+  const test = await createTestDatabase(backend, { clock });
   const requests: RequestEvent[] = [];
-  const client = createPurchaseClient({
-    baseUrl: sandbox.url,
-    token: DEMO_TOKEN,
-    retry: { maxAttempts: 1 },
-    onRequest: (event) => requests.push(event),
-  });
+  const accounts = sandboxOptions.accounts ?? [{ name: DEFAULT_ACCOUNT, token: DEMO_TOKEN }];
+  const clients = new Map(
+    accounts.map(({ name, token }) => [
+      name,
+      createPurchaseClient({
+        baseUrl: sandbox.url,
+        token,
+        account: name,
+        retry: { maxAttempts: 1 },
+        onRequest: (event) => requests.push(event),
+      }),
+    ]),
+  );
+  const account = accounts[0]!.name;
+  const client = clients.get(account)!;
   const lines: string[] = [];
   // No `secrets` on purpose: the logger would scrub them, and these tests must see any leak.
   const logger = createLogger({
@@ -80,10 +97,12 @@ export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<B
     destination: { write: (line) => lines.push(line) },
   });
   return {
+    account,
     sandbox,
     test,
     database: test.database,
     client,
+    clients,
     metrics: createMetrics({ defaultMetrics: false }),
     databaseTimeoutMs: engineSchema.parse({}).databaseTimeoutMs,
     logger,
@@ -91,14 +110,15 @@ export async function startBench(sandboxOptions: SandboxOptions = {}): Promise<B
     requests,
     clock,
     settings: (overrides = {}) => trackingSettingsSchema.parse(overrides),
-    async placeOrder({ record = true } = {}) {
-      const quote = await client.getQuote({ symbol: 'USDTBRL', amount: new Decimal('1000') });
-      const placed = await client.createOrder({ quoteId: quote.quoteId });
-      const order = record ? await test.database.orders.recordExternal(placed) : null;
+    async placeOrder({ record = true, account: at = account } = {}) {
+      const service = clients.get(at)!;
+      const quote = await service.getQuote({ symbol: 'USDTBRL', amount: new Decimal('1000') });
+      const placed = await service.createOrder({ quoteId: quote.quoteId });
+      const order = record ? await test.database.orders.recordExternal({ ...placed, account: at }) : null;
       return { serviceOrderId: placed.id, order };
     },
     async close() {
-      await client.close();
+      await Promise.all([...clients.values()].map((each) => each.close()));
       await sandbox.close();
       await test.drop();
     },
@@ -128,7 +148,11 @@ export async function startReceiver(
 ): Promise<ReceiverListener> {
   const settings = bench.settings({ poll: { enabled: false }, ...settingsOverrides });
   const tracker = createTracker({ ...bench, settings });
-  const receiver = createWebhookReceiver({ ...bench, tracker, secret: SECRET, settings });
+  const receiver = createWebhookReceiver({
+    ...bench,
+    accounts: [{ name: bench.account, secret: SECRET, tracker }],
+    settings,
+  });
   const http = await startHttp((app) => receiver.register(app));
   return {
     receiver,
