@@ -7,11 +7,12 @@
  * under 200 ms (p95). The floor is the same request path with nothing of the console's work in it: an
  * authenticated GET of the stylesheet (session lookup, security headers, the listener's round trip).
  */
+
 import { Writable } from 'node:stream';
 import postgres from 'postgres';
 import { hashPassword } from '../../src/console/passwords.js';
 import { registerConsole } from '../../src/console/server.js';
-import { openConsoleStore, openDatabase } from '../../src/db/index.js';
+import { EVERY_ACCOUNT, openConsoleStore, openDatabase } from '../../src/db/index.js';
 import { createReceiverServer, listen } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { formatMs, type ReportRow } from '../harness/report.js';
@@ -122,7 +123,10 @@ export async function runConsoleSection(databaseUrl: string, count: number) {
   const base = `http://127.0.0.1:${await listen(server, '127.0.0.1', 0)}`;
   try {
     const cookie = await logIn(base);
-    const [someCycle] = await database.cycles.listRecent({ limit: 1, strategy: 'bench-console-3' });
+    const [someCycle] = await database.cycles.listRecent(EVERY_ACCOUNT, {
+      limit: 1,
+      strategy: 'bench-console-3',
+    });
     const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     const paths = [
       '/',

@@ -4,7 +4,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import { openDatabase } from '../../src/db/index.js';
+import { EVERY_ACCOUNT, openDatabase } from '../../src/db/index.js';
 import { exportOrders } from '../../src/reports/index.js';
 
 export interface ExportRequest {
@@ -32,7 +32,7 @@ process.once('message', async (message) => {
       database,
       { start: new Date('2000-01-01T00:00:00Z'), end: new Date('2100-01-01T00:00:00Z') },
       out,
-      { format: 'csv' },
+      { format: 'csv', scope: EVERY_ACCOUNT },
     );
     out.end();
     await finished(out);

@@ -1,6 +1,8 @@
 /**
  * Operator commands over the purchase-service client: quote, balance, orders, order, tracking, webhook.
  * Arguments are checked here before anything starts; any failure is one line on stderr and exit code 1.
+ * Each talks to one account's service with that account's token only: `--account NAME`, required when the
+ * settings have several accounts; what it prints names the account.
  */
 import type { Command } from 'commander';
 import type { PurchaseClient } from '../api/index.js';
@@ -8,6 +10,8 @@ import type { PurchaseClient } from '../api/index.js';
 import { ORDER_STATUSES, WEBHOOK_EVENT_KINDS, type WebhookEventKind } from '../api/types.js';
 import type { Settings } from '../config/index.js';
 import {
+  accountScope,
+  CliArgumentError,
   cell,
   parseAmount,
   parseChoice,
@@ -22,14 +26,19 @@ import {
 
 interface JsonFlag {
   json?: boolean;
+  account?: string;
 }
 
-/** Parses the arguments first (so a typo starts nothing), then runs against the service. */
-async function runApiCommand<A>(parse: () => A, work: (session: ApiSession, args: A) => Promise<void>) {
+/** Parses the arguments first (so a typo starts nothing), then runs against the account's service. */
+async function runApiCommand<A>(
+  flags: JsonFlag,
+  parse: () => A,
+  work: (session: ApiSession, args: A) => Promise<void>,
+) {
   let secrets: string[] = [];
   try {
     const args = parse();
-    await withApiSession(async (session) => {
+    await withApiSession(flags.account, async (session) => {
       secrets = session.secrets;
       await work(session, args);
     });
@@ -47,13 +56,12 @@ export function registerApiCommands(program: Command): void {
     .argument('<symbol>', 'trading pair, e.g. USDTBRL')
     .argument('<amount>', 'fiat amount to spend, decimal text, e.g. 2500.00')
     .option('--json', 'print one JSON document on stdout')
+    .option(...SERVICE_ACCOUNT_OPTION)
     .action((symbol: string, amountText: string, flags: JsonFlag) =>
       runApiCommand(
+        flags,
         () => ({ symbol: parseSymbol(symbol), amount: parseAmount(amountText) }),
-        async (session, args) => {
-          const quote = await session.client.getQuote(args);
-          printResult(flags.json, quote, () => renderRecord(quote), session.secrets);
-        },
+        async (session, args) => printRecord(flags, session, await session.client.getQuote(args)),
       ),
     );
 
@@ -61,13 +69,12 @@ export function registerApiCommands(program: Command): void {
     .command('balance')
     .description('fiat and crypto balances and the credit limit')
     .option('--json', 'print one JSON document on stdout')
+    .option(...SERVICE_ACCOUNT_OPTION)
     .action((flags: JsonFlag) =>
       runApiCommand(
+        flags,
         () => undefined,
-        async (session) => {
-          const balance = await session.client.getBalance();
-          printResult(flags.json, balance, () => renderRecord(balance), session.secrets);
-        },
+        async (session) => printRecord(flags, session, await session.client.getBalance()),
       ),
     );
 
@@ -81,11 +88,13 @@ export function registerApiCommands(program: Command): void {
     .option('--limit <n>', 'orders per page (default 20)')
     .option('--page <n>', 'page number from 1')
     .option('--json', 'print one JSON document on stdout')
+    .option(...SERVICE_ACCOUNT_OPTION)
     .action(
       (
         flags: JsonFlag & Record<'status' | 'symbol' | 'from' | 'to' | 'limit' | 'page', string | undefined>,
       ) =>
         runApiCommand(
+          flags,
           () => ({
             status:
               flags.status === undefined ? undefined : parseChoice('--status', flags.status, ORDER_STATUSES),
@@ -96,15 +105,17 @@ export function registerApiCommands(program: Command): void {
             page: parseCount('--page', flags.page),
           }),
           async (session, args) => {
-            const page = await session.client.listOrders(args);
+            const page = withAccount(session.account, await session.client.listOrders(args));
             printResult(
               flags.json,
               page,
               () => [
                 ...renderTable(
-                  ['id', 'status', 'symbol', 'amount', 'price', 'timestamp', 'quoteId'],
+                  ['account', 'id', 'status', 'symbol', 'amount', 'price', 'timestamp', 'quoteId'],
                   page.data.map((o) =>
-                    [o.id, o.status, o.symbol, o.amount, o.price, o.timestamp, o.quoteId].map(cell),
+                    [o.account, o.id, o.status, o.symbol, o.amount, o.price, o.timestamp, o.quoteId].map(
+                      cell,
+                    ),
                   ),
                 ),
                 pageLine(page.pagination, 'order'),
@@ -124,16 +135,19 @@ export function registerApiCommands(program: Command): void {
       .description(description)
       .argument('<id>', 'order id')
       .option('--json', 'print one JSON document on stdout')
+      .option(...SERVICE_ACCOUNT_OPTION)
       .action((id: string, flags: JsonFlag) =>
         runApiCommand(
+          flags,
           () => id,
-          async (session, orderId) => {
-            const record =
+          async (session, orderId) =>
+            printRecord(
+              flags,
+              session,
               name === 'order'
                 ? await session.client.getOrder(orderId)
-                : await session.client.getTracking(orderId);
-            printResult(flags.json, record, () => renderRecord(record), session.secrets);
-          },
+                : await session.client.getTracking(orderId),
+            ),
         ),
       );
   }
@@ -149,13 +163,12 @@ function registerWebhookCommands(program: Command): void {
     .command('get')
     .description('the configured URL and which event kinds are active')
     .option('--json', 'print one JSON document on stdout')
+    .option(...SERVICE_ACCOUNT_OPTION)
     .action((flags: JsonFlag) =>
       runApiCommand(
+        flags,
         () => undefined,
-        async (session) => {
-          const config = await session.client.getWebhookConfig();
-          printResult(flags.json, config, () => configLines(config), session.secrets);
-        },
+        async (session) => printConfig(flags, session, await session.client.getWebhookConfig()),
       ),
     );
 
@@ -166,17 +179,16 @@ function registerWebhookCommands(program: Command): void {
     .requiredOption('--event <kind>', WEBHOOK_EVENT_KINDS.join(' | '))
     .requiredOption('--active <bool>', 'true | false')
     .option('--json', 'print one JSON document on stdout')
+    .option(...SERVICE_ACCOUNT_OPTION)
     .action((flags: JsonFlag & { url: string; event: string; active: string }) =>
       runApiCommand(
+        flags,
         () => ({
           url: flags.url,
           methodId: parseChoice('--event', flags.event, WEBHOOK_EVENT_KINDS),
           active: parseChoice('--active', flags.active, ['true', 'false'] as const) === 'true',
         }),
-        async (session, args) => {
-          const config = await session.client.setWebhookConfig(args);
-          printResult(flags.json, config, () => configLines(config), session.secrets);
-        },
+        async (session, args) => printConfig(flags, session, await session.client.setWebhookConfig(args)),
       ),
     );
 
@@ -187,8 +199,10 @@ function registerWebhookCommands(program: Command): void {
     .option('--page <n>', 'page number from 1')
     .option('--limit <n>', 'entries per page (1 to 100 with --event; default 20)')
     .option('--json', 'print one JSON document on stdout')
+    .option(...SERVICE_ACCOUNT_OPTION)
     .action((flags: JsonFlag & { event?: string; page?: string; limit?: string }) =>
       runApiCommand(
+        flags,
         () => ({
           kind:
             flags.event === undefined
@@ -198,18 +212,20 @@ function registerWebhookCommands(program: Command): void {
           limit: parseCount('--limit', flags.limit, flags.event === undefined ? 1_000 : 100),
         }),
         async (session, { kind, page, limit }) => {
-          const logs =
+          const logs = withAccount(
+            session.account,
             kind === undefined
               ? await session.client.getAllWebhookLogs({ page, pageSize: limit })
-              : await session.client.getWebhookLogs(kind, { page, limit });
+              : await session.client.getWebhookLogs(kind, { page, limit }),
+          );
           printResult(
             flags.json,
             logs,
             () => [
               ...renderTable(
-                ['createdAt', 'event', 'attempt', 'status', 'success', 'url'],
+                ['account', 'createdAt', 'event', 'attempt', 'status', 'success', 'url'],
                 logs.data.map((e) =>
-                  [e.createdAt, e.methodId, e.attempt, e.statusCode, e.success, e.url].map(cell),
+                  [e.account, e.createdAt, e.methodId, e.attempt, e.statusCode, e.success, e.url].map(cell),
                 ),
               ),
               pageLine(logs.pagination, 'entry', 'entries'),
@@ -221,9 +237,43 @@ function registerWebhookCommands(program: Command): void {
     );
 }
 
-function configLines(config: { url: string; events: { methodId: string; active: boolean }[] }): string[] {
+/** `--account` of the helpers: which account's service; the only one's when the settings have one. */
+const SERVICE_ACCOUNT_OPTION = [
+  '--account <name>',
+  'the account whose service to ask (required when the settings have several)',
+] as const;
+
+/** One record of the account's service, the account named first. */
+function printRecord(flags: JsonFlag, session: ApiSession, record: object): void {
+  const named = { account: session.account, ...record };
+  printResult(flags.json, named, () => renderRecord(named), session.secrets);
+}
+
+/** A page of the account's service, each row naming the account. */
+function withAccount<T extends object>(
+  account: string,
+  page: { data: T[]; pagination: { page: number; totalPages: number; total: number } },
+) {
+  return { ...page, data: page.data.map((row) => ({ account, ...row })) };
+}
+
+function printConfig(
+  flags: JsonFlag,
+  session: ApiSession,
+  config: { url: string; events: { methodId: string; active: boolean }[] },
+): void {
+  const named = { account: session.account, ...config };
   const active = config.events.filter((event) => event.active).map((event) => event.methodId);
-  return [`url     ${config.url || '-'}`, `active  ${active.length > 0 ? active.join(', ') : 'none'}`];
+  printResult(
+    flags.json,
+    named,
+    () => [
+      `account  ${session.account}`,
+      `url      ${config.url || '-'}`,
+      `active   ${active.length > 0 ? active.join(', ') : 'none'}`,
+    ],
+    session.secrets,
+  );
 }
 
 function pageLine(
@@ -234,31 +284,68 @@ function pageLine(
   return `page ${p.page} of ${Math.max(p.totalPages, 1)} (${p.total} ${p.total === 1 ? one : many})`;
 }
 
-/**
- * Opens a purchase-service client for one operator command: from the settings, or, when no service
- * address is configured, against the built-in sandbox started in this process (demo mode).
- */
+/** One account's service as an operator command talks to it. */
 export interface ApiSession {
+  account: string;
   client: PurchaseClient;
   settings: Settings;
-  /** Values that must not reach the terminal (token, webhook secret). */
+  /** Values that must not reach the terminal (every token and secret of the settings, the demo's tokens). */
   secrets: string[];
 }
 
-export async function withApiSession<T>(run: (session: ApiSession) => Promise<T>): Promise<T> {
-  const { openService } = await import('../app.js');
-  const { createClientFromSettings, loadSettings } = await import('../config/index.js');
+/**
+ * Opens a purchase-service client of the account `--account` names (the only one's when the settings have
+ * one) for one operator command: at the account's service with its token, or, when no account names a
+ * service, at the built-in sandbox started in this process (demo mode).
+ */
+export async function withApiSession<T>(
+  accountFlag: string | undefined,
+  run: (session: ApiSession) => Promise<T>,
+): Promise<T> {
+  const { loadSettings } = await import('../config/index.js');
   const settings = loadSettings({ env: process.env });
+  const account = await serviceAccount(accountFlag, settings);
+  return withAccountClients(settings, [account], ([opened], secrets) =>
+    run({ account, client: opened!.client, settings, secrets }),
+  );
+}
+
+/** The one account a helper talks to: the named one, or the only one. */
+async function serviceAccount(flag: string | undefined, settings: Settings): Promise<string> {
+  const names = settings.accounts.map((account) => account.name);
+  if (flag === undefined && names.length > 1) {
+    throw new CliArgumentError(
+      `--account is required: the settings have several accounts (${names.join(', ')})`,
+    );
+  }
+  const scope = await accountScope(flag, settings);
+  return scope.accounts?.[0] ?? names[0]!;
+}
+
+/**
+ * A client of each named account, each with its own address and token only (never another account's),
+ * closed with the demo's sandbox once `run` ends.
+ */
+export async function withAccountClients<T>(
+  settings: Settings,
+  names: readonly string[],
+  run: (clients: { name: string; client: PurchaseClient }[], secrets: string[]) => Promise<T>,
+): Promise<T> {
+  const { openService, secretsOf } = await import('../app.js');
+  const { createAccountClient } = await import('../config/index.js');
   const service = await openService(settings);
   if (service.demo) process.stderr.write(`treasury-bot: ${service.demo.notice}\n`);
-  const client = createClientFromSettings(settings, { baseUrl: service.baseUrl, token: service.token });
-  const secrets = [service.token, settings.webhook.secret].filter(
-    (value): value is string => value !== undefined,
-  );
+  const clients = service.accounts
+    .filter((address) => names.includes(address.settings.name))
+    .map((address) => ({
+      name: address.settings.name,
+      client: createAccountClient(address.settings, { baseUrl: address.baseUrl, token: address.token }),
+    }));
+  const secrets = [...secretsOf(settings), ...service.accounts.map((address) => address.token)];
   try {
-    return await run({ client, settings, secrets });
+    return await run(clients, secrets);
   } finally {
-    await client.close();
+    await Promise.all(clients.map(({ client }) => client.close()));
     await service.demo?.close();
   }
 }

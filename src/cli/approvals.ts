@@ -5,11 +5,14 @@
  * an error is one line on stderr and exit 1.
  */
 import type { Command } from 'commander';
+import type { Settings } from '../config/index.js';
 import type { ApprovalControl } from '../control/index.js';
 import type { Envelope, ParkedCycle } from '../db/index.js';
 import { formatDuration } from '../strategy/duration.js';
 import { withCommandDatabase } from './command-database.js';
 import {
+  ACCOUNT_OPTION,
+  accountScope,
   CliArgumentError,
   cell,
   declaredPerson,
@@ -26,14 +29,20 @@ interface ByFlag {
   json?: boolean;
 }
 
+interface ListFlags {
+  json?: boolean;
+  account?: string;
+}
+
 export function registerApprovalCommands(program: Command): void {
   program
     .command('approvals')
     .description('cycles parked for approval, oldest first, with who approved so far')
     .option('--json', 'print one JSON document on stdout')
-    .action((flags: { json?: boolean }) =>
-      withControl(async (control) => {
-        const parked = await control.listParked();
+    .option(...ACCOUNT_OPTION)
+    .action((flags: ListFlags) =>
+      withControl(async (control, settings) => {
+        const parked = await control.listParked(await accountScope(flags.account, settings));
         printResult(flags.json, parked.map(parkedView), () => parkedTable(parked), []);
       }),
     );
@@ -175,9 +184,10 @@ export function registerApprovalCommands(program: Command): void {
     .command('list')
     .description('every envelope, newest first, with its spend and room left')
     .option('--json', 'print one JSON document on stdout')
-    .action((flags: { json?: boolean }) =>
-      withControl(async (control) => {
-        const envelopes = await control.listEnvelopes();
+    .option(...ACCOUNT_OPTION)
+    .action((flags: ListFlags) =>
+      withControl(async (control, settings) => {
+        const envelopes = await control.listEnvelopes(await accountScope(flags.account, settings));
         printResult(
           flags.json,
           envelopes,
@@ -185,6 +195,7 @@ export function registerApprovalCommands(program: Command): void {
             renderTable(
               [
                 'id',
+                'account',
                 'strategy',
                 'state',
                 'max order',
@@ -199,6 +210,7 @@ export function registerApprovalCommands(program: Command): void {
               ],
               envelopes.map((e) => [
                 String(e.id),
+                e.account,
                 e.strategy,
                 stateOf(e),
                 cell(e.maxOrder),
@@ -248,6 +260,7 @@ function parkedView(parked: ParkedCycle) {
   const { cycle } = parked;
   return {
     cycleId: cycle.id,
+    account: cycle.account,
     strategy: cycle.strategy,
     slot: cycle.slot,
     state: cycle.state,
@@ -267,9 +280,10 @@ function parkedTable(parked: readonly ParkedCycle[]): string[] {
   if (parked.length === 0) return ['no cycle waits for approval'];
   const now = Date.now();
   return renderTable(
-    ['cycle', 'strategy', 'total cost', 'price', 'max price', 'approvals', 'waiting', 'expires'],
+    ['cycle', 'account', 'strategy', 'total cost', 'price', 'max price', 'approvals', 'waiting', 'expires'],
     parked.map((p) => [
       String(p.cycle.id),
+      p.cycle.account,
       p.cycle.strategy,
       cell(p.cycle.totalCost),
       cell(p.parkedPrice),
@@ -281,10 +295,12 @@ function parkedTable(parked: readonly ParkedCycle[]): string[] {
   );
 }
 
-async function withControl(work: (control: ApprovalControl) => Promise<void>): Promise<void> {
+async function withControl(
+  work: (control: ApprovalControl, settings: Settings) => Promise<void>,
+): Promise<void> {
   try {
     const { createApprovalControl } = await import('../control/index.js');
-    await withCommandDatabase((database) => work(createApprovalControl(database)));
+    await withCommandDatabase((database, settings) => work(createApprovalControl(database), settings));
   } catch (error) {
     printErrorLine(error, []);
     process.exitCode = 1;

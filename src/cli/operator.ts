@@ -70,26 +70,35 @@ async function runResolve(cycleText: string, flags: ResolveFlags): Promise<void>
   }
 }
 
-/** Adoption reads the order from the purchase service, so it needs the real one: a fresh sandbox holds none. */
+/**
+ * Adoption reads the order from the purchase service, so it needs the real one (a fresh sandbox holds none):
+ * the service of the cycle's own account, the only one that can hold its order.
+ */
 async function resolveWithService(
   cycleId: number,
   serviceOrderId: string,
   actor: string,
 ): Promise<ResolveResult> {
   const { App } = await import('../app.js');
+  const { isDemo } = await import('../config/index.js');
   const { resolveUnsureCycle } = await import('../engine/index.js');
   const { default: pino } = await import('pino');
   const app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
   try {
-    if (app.settings.api.url === undefined) {
+    if (isDemo(app.settings)) {
       throw new OperatorArgumentError(
         'API_URL_MISSING',
         'resolve --order reads the order from the purchase service: set TREASURY_API_URL',
       );
     }
     await app.start();
-    const { database, client } = app.context;
-    return await resolveUnsureCycle({ database, client }, cycleId, { kind: 'order', serviceOrderId }, actor);
+    const { database, accounts } = app.context;
+    return await resolveUnsureCycle(
+      { database, accounts },
+      cycleId,
+      { kind: 'order', serviceOrderId },
+      actor,
+    );
   } finally {
     await app.stop();
   }

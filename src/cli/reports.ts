@@ -2,17 +2,18 @@
  * Reports and accounting: `report` (what was bought, at what average cost), `export orders` (the ledger
  * file) and `reconcile-report` (do our records, the service's orders, settlement and balances agree).
  * Arguments are checked before anything opens; a bad one is one line on stderr and exit 1.
- * `reconcile-report` exits 3 when it finds differences.
+ * `reconcile-report` exits 3 when it finds differences. `--account NAME` narrows each to one account's rows
+ * (and, for the reconciliation, to that account's service); every row names its account.
  */
 import { open, rename, rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import type { Settings } from '../config/index.js';
-import type { Database } from '../db/index.js';
+import type { AccountScope, Database } from '../db/index.js';
 import { toDecimalText } from '../money.js';
 import { spreadsheetSafe } from '../printable.js';
-import type { Reconciliation, Report, ReportGroup } from '../reports/index.js';
+import type { ReconciliationReport, Report, ReportGroup } from '../reports/index.js';
 // The periods alone, eagerly: help and argument checks need them, and the reports index loads the database.
 import {
   checkPeriod,
@@ -24,8 +25,17 @@ import {
   parseReportInstant,
   ReportArgumentError,
 } from '../reports/periods.js';
-import { withApiSession } from './api.js';
-import { cell, parseChoice, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
+import { withAccountClients } from './api.js';
+import {
+  ACCOUNT_OPTION,
+  accountScope,
+  cell,
+  parseChoice,
+  printErrorLine,
+  printJson,
+  printLines,
+  renderTable,
+} from './terminal.js';
 
 /** Exit code of `reconcile-report` when it found differences (1 stays "the command failed"). */
 export const DIFFERENCES_EXIT_CODE = 3;
@@ -34,6 +44,7 @@ interface RangeFlags {
   from?: string;
   to?: string;
   tz?: string;
+  account?: string;
 }
 
 export function registerReportCommands(program: Command): void {
@@ -48,6 +59,7 @@ export function registerReportCommands(program: Command): void {
     .option('--by <grouping>', `one of ${GROUPINGS.join(', ')}`, 'day')
     .option('--tz <zone>', 'IANA time zone of the periods (default: reports.timezone)')
     .option('--format <format>', 'table, csv or json', 'table')
+    .option(...ACCOUNT_OPTION)
     .action((flags: RangeFlags & { by: string; format: string }) => runReport(flags));
 
   program
@@ -66,17 +78,19 @@ export function registerReportCommands(program: Command): void {
       '--status <status>',
       'only orders in this settlement state: pending, partial, paid, withdrawn, settled',
     )
+    .option(...ACCOUNT_OPTION)
     .action((flags: ExportFlags) => runExport(flags));
 
   program
     .command('reconcile-report')
     .description(
-      'check our orders, settlement and balances against the service for a period; exit 3 on differences',
+      "check our orders, settlement and balances against each account's service for a period; exit 3 on differences",
     )
     .requiredOption('--from <date>', 'start, inclusive')
     .requiredOption('--to <date>', 'end, exclusive')
     .option('--tz <zone>', 'IANA time zone in which dates are read (default: reports.timezone)')
     .option('--json', 'print one JSON document on stdout')
+    .option(...ACCOUNT_OPTION)
     .action((flags: RangeFlags & { json?: boolean }) => runReconcileReport(flags));
 }
 
@@ -84,6 +98,7 @@ interface Range {
   settings: Settings;
   period: Period;
   timeZone: string;
+  scope: AccountScope;
 }
 
 async function parseRange(flags: RangeFlags): Promise<Range> {
@@ -98,7 +113,8 @@ async function parseRange(flags: RangeFlags): Promise<Range> {
   );
   const from = parseReportInstant('--from', flags.from ?? '', timeZone);
   const to = parseReportInstant('--to', flags.to ?? '', timeZone);
-  return { settings, period: checkPeriod(from, to), timeZone };
+  const period = checkPeriod(from, to);
+  return { settings, period, timeZone, scope: await accountScope(flags.account, settings) };
 }
 
 async function withReportDatabase<T>(
@@ -125,7 +141,7 @@ async function runReport(flags: RangeFlags & { by: string; format: string }): Pr
     const by = parseChoice<Grouping>('--by', flags.by, GROUPINGS);
     const format = parseChoice('--format', flags.format, ['table', 'csv', 'json'] as const);
     const report = await withReportDatabase(range.settings, (database) =>
-      buildReport(database, range.period, by, range.timeZone),
+      buildReport(database, range.scope, range.period, by, range.timeZone),
     );
     if (format === 'json') printJson(report, []);
     else if (format === 'csv') process.stdout.write(await reportCsv(report));
@@ -163,12 +179,13 @@ async function runExport(flags: ExportFlags): Promise<void> {
         throw new ReportArgumentError(
           `--strategy: no strategy named ${JSON.stringify(filter.strategy)} is recorded`,
         );
-      const options = { format, excel: flags.excel, filter };
+      const options = { format, excel: flags.excel, filter, scope: range.scope };
       return flags.output === undefined
         ? exportOrders(database, range.period, process.stdout, options)
         : exportToFile(flags.output, (out) => exportOrders(database, range.period, out, options));
     });
     const narrowed = [
+      ...(flags.account === undefined ? [] : [`of account ${flags.account}`]),
       ...(filter.strategy === undefined ? [] : [`of ${JSON.stringify(filter.strategy)}`]),
       ...(filter.status === undefined ? [] : [`now ${filter.status}`]),
     ];
@@ -206,18 +223,23 @@ async function exportToFile(path: string, write: (out: Writable) => Promise<numb
 async function runReconcileReport(flags: RangeFlags & { json?: boolean }): Promise<void> {
   let secrets: string[] = [];
   try {
-    const { reconcilePeriod } = await import('../reports/index.js');
+    const { reconcileAccounts } = await import('../reports/index.js');
+    const { isDemo } = await import('../config/index.js');
+    const { inScope } = await import('../db/index.js');
     const range = await parseRange(flags);
-    if (range.settings.api.url === undefined) {
+    if (isDemo(range.settings)) {
       // A sandbox started for this command holds no order: every one of ours would look missing.
       throw new ReportArgumentError(
         'reconcile-report compares our records with the purchase service: set TREASURY_API_URL',
       );
     }
-    const result = await withApiSession((session) => {
-      secrets = session.secrets;
+    const names = range.settings.accounts
+      .map((account) => account.name)
+      .filter((name) => inScope(range.scope, name));
+    const result = await withAccountClients(range.settings, names, (clients, known) => {
+      secrets = known;
       return withReportDatabase(range.settings, (database) =>
-        reconcilePeriod(database, session.client, range.period),
+        reconcileAccounts(database, clients, range.period),
       );
     });
     if (flags.json) printJson(result, secrets);
@@ -230,6 +252,7 @@ async function runReconcileReport(flags: RangeFlags & { json?: boolean }): Promi
 }
 
 const GROUP_COLUMNS = [
+  'account',
   'group',
   'orders',
   'spent',
@@ -248,6 +271,7 @@ function groupCells(group: ReportGroup): string[] {
     .map(([reason, count]) => `${reason}=${count}`)
     .join(' ');
   return [
+    cell(group.account),
     group.group,
     String(group.orders),
     cell(group.spent),
@@ -272,7 +296,8 @@ function renderReport(report: Report): string[] {
   lines.push(...renderTable(GROUP_COLUMNS, [...rows, groupCells(report.total)]));
   if (report.by !== 'strategy') {
     lines.push('', 'periods:');
-    for (const group of report.groups) {
+    // Every account has the same periods: each is said once.
+    for (const group of new Map(report.groups.map((one) => [one.group, one])).values()) {
       lines.push(
         `  ${group.group}: ${describeInstant(group.from, report.timeZone)} to ${describeInstant(group.to, report.timeZone)}`,
       );
@@ -295,6 +320,7 @@ function renderReport(report: Report): string[] {
     lines.push(
       ...renderTable(
         [
+          'account',
           'strategy',
           'quotesSeen',
           'averageQuotedPrice',
@@ -305,6 +331,7 @@ function renderReport(report: Report): string[] {
           'savingsPct',
         ],
         report.savings.map((line) => [
+          line.account,
           line.strategy,
           String(line.quotesSeen),
           cell(line.averageQuotedPrice),
@@ -325,36 +352,51 @@ async function reportCsv(report: Report): Promise<string> {
   const rows = [...report.groups, report.total].map((group) => ({
     ...Object.fromEntries(GROUP_COLUMNS.map((column, index) => [column, groupCells(group)[index]])),
     // The group is a strategy's name, text a database may hold from before names were checked.
-    group: spreadsheetSafe(groupCells(group)[0] ?? ''),
+    group: spreadsheetSafe(group.group),
     from: group.from.toISOString(),
     to: group.to.toISOString(),
   }));
   return stringify(rows, {
     header: true,
-    columns: ['group', 'from', 'to', ...GROUP_COLUMNS.slice(1)],
+    columns: ['account', 'group', 'from', 'to', ...GROUP_COLUMNS.slice(2)],
     record_delimiter: 'windows',
   });
 }
 
-function renderReconciliation(result: Reconciliation, timeZone: string): string[] {
+function renderReconciliation(result: ReconciliationReport, timeZone: string): string[] {
   const lines = [
-    `reconciliation from ${describeInstant(result.from, timeZone)} (inclusive) to ${describeInstant(result.to, timeZone)} (exclusive)`,
-    `orders: ${result.orders.ours} in our records, ${result.orders.service} at the service, ${result.orders.matched} matched`,
-    `settlement: ${result.settlement.settled} settled, ${result.settlement.open} still settling`,
+    `reconciliation from ${describeInstant(result.from, timeZone)} (inclusive) to ${describeInstant(result.to, timeZone)} (exclusive), each account against its own service`,
   ];
-  const { balance } = result;
-  if (balance.change && balance.expectedChange && balance.start && balance.end) {
+  for (const one of result.accounts) {
     lines.push(
-      `balance: snapshots of ${balance.start.takenAt} and ${balance.end.takenAt}: fiat ${balance.change.fiatBalance} (ours ${balance.expectedChange.fiatBalance}), crypto ${balance.change.cryptoBalance} (ours ${balance.expectedChange.cryptoBalance}), credit used ${balance.change.creditUsed} (ours ${balance.expectedChange.creditUsed})`,
+      '',
+      `account ${one.account}:`,
+      `  orders: ${one.orders.ours} in our records, ${one.orders.service} at the service, ${one.orders.matched} matched`,
+      `  settlement: ${one.settlement.settled} settled, ${one.settlement.open} still settling`,
     );
+    const { balance } = one;
+    if (balance.change && balance.expectedChange && balance.start && balance.end) {
+      lines.push(
+        `  balance: snapshots of ${balance.start.takenAt} and ${balance.end.takenAt}: fiat ${balance.change.fiatBalance} (ours ${balance.expectedChange.fiatBalance}), crypto ${balance.change.cryptoBalance} (ours ${balance.expectedChange.cryptoBalance}), credit used ${balance.change.creditUsed} (ours ${balance.expectedChange.creditUsed})`,
+      );
+    }
+    if (one.agrees) {
+      lines.push('  AGREES: our records, the service and the balances tell the same story');
+      continue;
+    }
+    lines.push(`  DIFFERENCES (${one.differences.length}):`);
+    for (const difference of one.differences) {
+      lines.push(
+        `    [${difference.account}] [${difference.check}] ${difference.kind}: ${difference.detail}`,
+      );
+    }
   }
-  if (result.agrees) {
-    lines.push('', 'AGREES: our records, the service and the balances tell the same story');
-    return lines;
-  }
-  lines.push('', `DIFFERENCES (${result.differences.length}):`);
-  for (const difference of result.differences) {
-    lines.push(`  [${difference.check}] ${difference.kind}: ${difference.detail}`);
-  }
+  const differing = result.accounts.filter((one) => !one.agrees).map((one) => one.account);
+  lines.push(
+    '',
+    differing.length === 0
+      ? 'AGREES: every account'
+      : `DIFFERENCES in ${differing.length} of ${result.accounts.length} account(s): ${differing.join(', ')}`,
+  );
   return lines;
 }

@@ -62,7 +62,9 @@ function renderStatus(report: StatusReport): string[] {
       : 'running (kill switch off)',
   ];
   for (const halted of report.haltedStrategies) {
-    lines.push(`HALTED ${halted.name} (account ${halted.account}) since ${cell(halted.since)}: ${halted.reason ?? '-'}`);
+    lines.push(
+      `HALTED ${halted.name} (account ${halted.account}) since ${cell(halted.since)}: ${halted.reason ?? '-'}`,
+    );
   }
   lines.push(
     ...section(

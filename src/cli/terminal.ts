@@ -120,7 +120,10 @@ export async function declaredPerson(
 }
 
 /** The option of every command whose rows are accounts' (issue 35). */
-export const ACCOUNT_OPTION = ['--account <name>', "only this account's rows (default: every account)"] as const;
+export const ACCOUNT_OPTION = [
+  '--account <name>',
+  "only this account's rows (default: every account)",
+] as const;
 
 /**
  * The rows a command shows: those of the account `--account` names, which must be one of the settings', or

@@ -23,8 +23,9 @@ export function registerValidateCommands(program: Command): void {
 
 async function runValidate(path: string | undefined, flags: ValidateFlags): Promise<void> {
   const { loadStrategies, resolveStrategiesPath } = await import('../strategy/index.js');
-  const result = await loadStrategies(resolveStrategiesPath(path));
-  const settingsProblems = await readSettingsProblems();
+  const { accounts, problems: settingsProblems } = await readSettings();
+  // With the settings read, each strategy's account is checked against theirs, as `run` will.
+  const result = await loadStrategies(resolveStrategiesPath(path), accounts);
   if (flags.json) process.stdout.write(`${JSON.stringify(toJson(result, settingsProblems))}\n`);
   else printHuman(result, settingsProblems);
   // exitCode rather than exit(): stdout may be a pipe that has not been flushed yet.
@@ -39,19 +40,22 @@ interface ProblemView {
   message: string;
 }
 
-/** The worker settings (TREASURY_CONFIG and env) are checked too: a bad port stops `run` as surely as a bad file. */
-async function readSettingsProblems(): Promise<ProblemView[]> {
+/**
+ * The worker settings (TREASURY_CONFIG and env) are checked too: a bad port stops `run` as surely as a bad
+ * file. Their account names when they are valid; their problems when not.
+ */
+async function readSettings(): Promise<{ accounts?: string[]; problems: ProblemView[] }> {
   const {
     formatProblem: formatSettingsProblem,
     loadSettings,
     SettingsError,
   } = await import('../config/index.js');
   try {
-    loadSettings({ env: process.env });
-    return [];
+    const settings = loadSettings({ env: process.env });
+    return { accounts: settings.accounts.map((account) => account.name), problems: [] };
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error;
-    return error.problems.map((problem) => {
+    const problems = error.problems.map((problem) => {
       const position = /^(.*):(\d+):(\d+)$/.exec(problem.where);
       return {
         file: position ? position[1]! : problem.where,
@@ -61,6 +65,7 @@ async function readSettingsProblems(): Promise<ProblemView[]> {
         message: formatSettingsProblem(problem),
       };
     });
+    return { problems };
   }
 }
 
@@ -77,12 +82,20 @@ function toJson(result: LoadResult, settingsProblems: ProblemView[]) {
 }
 
 function printHuman(result: LoadResult, settingsProblems: ProblemView[]): void {
-  if (settingsProblems.length > 0) {
+  const invalidSettings = settingsProblems.length > 0;
+  if (invalidSettings) {
+    const count = `${settingsProblems.length} problem${settingsProblems.length === 1 ? '' : 's'}`;
     process.stderr.write(
-      `${settingsProblems.map((problem) => problem.message).join('\n')}\ninvalid settings\n`,
+      `${settingsProblems.map((problem) => problem.message).join('\n')}\ninvalid settings: ${count}; the strategies' accounts are checked once the settings are valid\n`,
     );
   }
   const files = `${result.files.length} file${result.files.length === 1 ? '' : 's'}`;
+  if (result.valid && invalidSettings) {
+    // Not "valid": the run as a whole is not, and stdout would say otherwise to a script reading it.
+    const count = `${result.strategies.length} strateg${result.strategies.length === 1 ? 'y' : 'ies'}`;
+    process.stderr.write(`strategies: ${count} in ${files}, valid on their own\n`);
+    return;
+  }
   if (result.valid) {
     const { strategies } = result;
     const lines = strategies.map((strategy) => {

@@ -142,11 +142,12 @@ async function runReconcile(flags: { json?: boolean; by?: string }): Promise<voi
   let app: App | undefined;
   try {
     const { App } = await import('../app.js');
+    const { isDemo } = await import('../config/index.js');
     const { openConsoleStore } = await import('../db/index.js');
     const { Maintenance } = await import('../engine/index.js');
     const { default: pino } = await import('pino');
     app = new App({ mode: 'admin', logDestination: pino.destination({ fd: 2, sync: true }) });
-    if (app.settings.api.url === undefined) {
+    if (isDemo(app.settings)) {
       // A sandbox started now holds no orders: matching against it would declare every unsure cycle absent.
       throw new ReconcileArgumentError(
         'reconcile needs the purchase service (TREASURY_API_URL): a built-in sandbox starts empty and proves nothing',
@@ -193,12 +194,15 @@ export async function runOnceCommand(flags: OnceFlags): Promise<void> {
   try {
     const slot = parseSlot(flags.slot);
     const { App } = await import('../app.js');
-    const { createLimiter, isOkOutcome, recordStrategiesSeen, resolveStrategyVersions, runCycle } =
+    const { createLimiter, inAccount, isOkOutcome, recordStrategiesSeen, resolveStrategyVersions, runCycle } =
       await import('../engine/index.js');
-    const { loadStrategiesOrThrow } = await import('../strategy/index.js');
+    const { accountOf, loadStrategiesOrThrow } = await import('../strategy/index.js');
     const { default: pino } = await import('pino');
     app = new App({ mode: 'once', logDestination: pino.destination({ fd: 2, sync: true }) });
-    const loaded = await loadStrategiesOrThrow(app.settings.strategies.path);
+    const loaded = await loadStrategiesOrThrow(
+      app.settings.strategies.path,
+      app.settings.accounts.map((account) => account.name),
+    );
     const requested = selectStrategies(loaded.strategies, flags.strategy);
     await app.start();
     const { context } = app;
@@ -212,8 +216,11 @@ export async function runOnceCommand(flags: OnceFlags): Promise<void> {
     const at = slot ?? context.clock();
     const limiter = createLimiter(context.settings.concurrency);
     const reports = await Promise.all(
+      // Each cycle works for its strategy's account, as the worker's do: its client, its rows, its locks.
       selected.map((strategy) =>
-        limiter.run(() => runCycle(context, { strategy, slot: at, trigger: 'once' })),
+        limiter.run(() =>
+          runCycle(inAccount(context, accountOf(strategy)), { strategy, slot: at, trigger: 'once' }),
+        ),
       ),
     );
     if (flags.json) {

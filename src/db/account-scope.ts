@@ -41,7 +41,11 @@ export class AccountNotInScopeError extends Error {
  * was asked for. `known`: the deployment's accounts (settings), so that a misspelt name is refused rather
  * than shown as an account with no rows; one beyond the scope is refused the same way, unnamed.
  */
-export function narrowScope(scope: AccountScope, asked: string | undefined, known: readonly string[]): AccountScope {
+export function narrowScope(
+  scope: AccountScope,
+  asked: string | undefined,
+  known: readonly string[],
+): AccountScope {
   if (asked === undefined) return scope;
   const reachable = known.filter((account) => inScope(scope, account));
   if (!reachable.includes(asked)) throw new AccountNotInScopeError(asked, reachable);

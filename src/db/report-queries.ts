@@ -464,7 +464,8 @@ export function reportQueries(database: Database): ReportQueries {
     strategyAccounts: (scope) => selectStrategyAccounts.execute(db, { accounts: accountsParameter(scope) }),
     snapshotAtOrBefore: (account, at) =>
       selectSnapshotAtOrBefore.execute(db, { at: at.toISOString(), account }),
-    firstSnapshotFrom: (account, at) => selectFirstSnapshotFrom.execute(db, { at: at.toISOString(), account }),
+    firstSnapshotFrom: (account, at) =>
+      selectFirstSnapshotFrom.execute(db, { at: at.toISOString(), account }),
     expectedBalance: (account, at) => selectExpectedBalance.execute(db, { at: at.toISOString(), account }),
   };
 }

@@ -5,7 +5,7 @@
  * that set it logs it. One look for every account, not one per account's tracker: it costs one query
  * however many accounts there are.
  */
-import type { Database, SettlementStatus } from '../db/index.js';
+import { type Database, EVERY_ACCOUNT, type SettlementStatus } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { callDatabase } from './database-call.js';
@@ -38,7 +38,9 @@ interface AccountCounts {
 
 export async function surveyOpenOrders(deps: SurveyDeps): Promise<SurveyReport> {
   const { database, metrics, logger } = deps;
-  const open = await callDatabase(deps, 'survey', () => database.orders.listOpen(SURVEY_LIMIT));
+  const open = await callDatabase(deps, 'survey', () =>
+    database.orders.listOpen(EVERY_ACCOUNT, SURVEY_LIMIT),
+  );
   if (open.length >= SURVEY_LIMIT)
     logger.warn({ limit: SURVEY_LIMIT }, 'survey saw only the oldest open orders');
   const now = deps.clock();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { priceWalkCsv } from '../../examples/backtest/price-walk.js';
 import { type PriceSeries, parsePriceCsv, runBacktest, type SlotDecision } from '../../src/backtest/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { Worker } from '../../src/engine/index.js';
 import { Decimal } from '../../src/money.js';
 import { loadStrategiesOrThrow, slotsBetween } from '../../src/strategy/index.js';
@@ -134,7 +135,10 @@ describe('faithfulness: the backtest decides as the live worker does', () => {
     }
     const live: Row[] = [];
     for (const strategy of strategies) {
-      const cycles = await bench.database.cycles.listRecent({ strategy: strategy.name, limit: 1000 });
+      const cycles = await bench.database.cycles.listRecent(EVERY_ACCOUNT, {
+        strategy: strategy.name,
+        limit: 1000,
+      });
       for (const cycle of cycles) {
         live.push({
           slot: `${cycle.strategy} ${cycle.slot.toISOString()}`,

@@ -6,6 +6,7 @@ import {
   APPROVER_ROLES,
   type Database,
   type EnvelopeInput,
+  EVERY_ACCOUNT,
   openConsoleStore,
   openDatabase,
   ROLES,
@@ -13,6 +14,7 @@ import {
 import { lockKeyOfIntent } from '../../src/db/repositories/intent.js';
 import {
   type EngineContext,
+  inAccount,
   Maintenance,
   recordStrategiesSeen,
   resolveStrategyVersions,
@@ -20,6 +22,7 @@ import {
 } from '../../src/engine/index.js';
 import {
   type DcaStrategy,
+  DEFAULT_ACCOUNT,
   parseStrategyText,
   type Strategy,
   strategyHash,
@@ -98,9 +101,9 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     const report = await bench.run(subject, freshSlot());
     expect(report).toMatchObject({ outcome: 'placed', reason: 'ok' });
     expect(quoteRequests() - quotesBefore).toBe(1);
-    const cycle = (await bench.database.cycles.listRecent({ strategy: subject.name }))[0]!;
+    const cycle = (await bench.database.cycles.listRecent(EVERY_ACCOUNT, { strategy: subject.name }))[0]!;
     expect(cycle.envelopeId).toBe(envelope.id);
-    const [listed] = (await control.listEnvelopes()).filter((e) => e.id === envelope.id);
+    const [listed] = (await control.listEnvelopes(EVERY_ACCOUNT)).filter((e) => e.id === envelope.id);
     expect(listed?.spent.toString()).toBe(cycle.totalCost!.toString());
     expect(listed?.room.toString()).toBe(d('1000.00').minus(cycle.totalCost!).toString());
   });
@@ -141,7 +144,9 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
     expect(parkedQuoteId).toMatch(/^[A-Za-z0-9]{8,9}$/);
     expect(bench.sandbox.ledger().some((order) => order.quoteId === parkedQuoteId)).toBe(false);
 
-    const [parked] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+    const [parked] = (await control.listParked(EVERY_ACCOUNT)).filter(
+      (p) => p.cycle.strategy === subject.name,
+    );
     expect(parked).toMatchObject({ approversRequired: 2, approvedBy: [] });
     const cycleId = parked!.cycle.id;
     const trace = parked!.cycle.trace as { rule: string; reason?: string }[];
@@ -234,6 +239,7 @@ describe.each(testBackends())('approvals and envelopes on %s', (backend) => {
       (
         await bench.database.cycles.spendFigures({
           strategy: subject.name,
+          account: DEFAULT_ACCOUNT,
           periods: { day: { start: new Date(0), end: later }, month: { start: new Date(0), end: later } },
         })
       ).reserved.toString(),
@@ -325,7 +331,7 @@ approval: { required: always, approvers: 2, timeout: 1h, priceTolerancePct: "0.5
     const subject = guarded();
     const report = await bench.run(subject, freshSlot());
     const cycleId = (await bench.database.cycles.getBySlot(subject.name, new Date(report.slot)))!.id;
-    const [parked] = (await control.listParked()).filter((p) => p.cycle.id === cycleId);
+    const [parked] = (await control.listParked(EVERY_ACCOUNT)).filter((p) => p.cycle.id === cycleId);
     // ana agreed to the default; bruno to anything up to 9.0000: the cap is what both agreed to.
     await control.approve(cycleId, 'ana');
     const second = await control.approve(cycleId, 'bruno', { maxPrice: d('9.0000') });
@@ -497,9 +503,15 @@ async function proposeEnvelope(
 /** Runs a cycle of `subject` that parks for approval, and returns it as the queue lists it. */
 async function parkOne(bench: EngineBench, control: ApprovalControl, subject: Strategy) {
   await recordStrategiesSeen(bench.context, [subject]);
-  const parked = await runCycle(bench.context, { strategy: subject, slot: freshSlot(), trigger: 'schedule' });
+  const parked = await runCycle(bench.inAccount(), {
+    strategy: subject,
+    slot: freshSlot(),
+    trigger: 'schedule',
+  });
   expect(parked.outcome).toBe('awaiting-approval');
-  const [waiting] = (await control.listParked()).filter((p) => p.cycle.strategy === subject.name);
+  const [waiting] = (await control.listParked(EVERY_ACCOUNT)).filter(
+    (p) => p.cycle.strategy === subject.name,
+  );
   expect(waiting).toBeDefined();
   return waiting!;
 }
@@ -562,14 +574,18 @@ describe('two replicas racing for the last room in an envelope', () => {
       await control.approveEnvelope(envelope.id, 'ana');
       const slot = freshSlot();
       const reports = await Promise.all([
-        runCycle(bench.context, { strategy: subject, slot, trigger: 'schedule' }),
-        runCycle(replicaB, { strategy: subject, slot: new Date(slot.getTime() + 500), trigger: 'schedule' }),
+        runCycle(bench.inAccount(), { strategy: subject, slot, trigger: 'schedule' }),
+        runCycle(inAccount(replicaB, DEFAULT_ACCOUNT), {
+          strategy: subject,
+          slot: new Date(slot.getTime() + 500),
+          trigger: 'schedule',
+        }),
       ]);
       const outcomes = reports.map((report) => report.outcome).sort();
       expect(outcomes, `round ${round}`).toEqual(['awaiting-approval', 'placed']);
       const quoteIds = new Set(reports.map((report) => report.quoteId));
       expect(bench.sandbox.ledger().filter((order) => quoteIds.has(order.quoteId))).toHaveLength(1);
-      const [listed] = (await control.listEnvelopes()).filter((e) => e.id === envelope.id);
+      const [listed] = (await control.listEnvelopes(EVERY_ACCOUNT)).filter((e) => e.id === envelope.id);
       expect(listed!.spent.lessThanOrEqualTo(listed!.maxTotal)).toBe(true);
     }
   });

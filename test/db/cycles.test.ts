@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase, type QuoteRecord } from '../../src/db/index.js';
+import { type Database, EVERY_ACCOUNT, openDatabase, type QuoteRecord } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
@@ -355,15 +355,15 @@ describe.each(testBackends())('cycles on %s', (backend) => {
     // Resolving a cycle releases its lease and takes it out of the unsure set.
     const resolved = await db.cycles.transition(ids[0]!, 'unsure', 'not_placed', { reasonCode: 'NOT_FOUND' });
     expect(resolved).toMatchObject({ state: 'not_placed', leaseOwner: null, leaseUntil: null });
-    expect(ofThisTest(await db.cycles.listByState('unsure', 100))).toHaveLength(29);
+    expect(ofThisTest(await db.cycles.listByState(EVERY_ACCOUNT, 'unsure', 100))).toHaveLength(29);
   });
 
   it('lists recent cycles newest first', async () => {
     const strategy = await newStrategy();
     await cycleIn(strategy, at(200), 'placed');
     const later = await cycleIn(strategy, at(201), 'quoted');
-    const recent = await db.cycles.listRecent({ strategy, limit: 1 });
+    const recent = await db.cycles.listRecent(EVERY_ACCOUNT, { strategy, limit: 1 });
     expect(recent.map((cycle) => cycle.id)).toEqual([later.id]);
-    expect((await db.cycles.listRecent({ strategy })).length).toBe(2);
+    expect((await db.cycles.listRecent(EVERY_ACCOUNT, { strategy })).length).toBe(2);
   });
 });

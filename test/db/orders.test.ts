@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase, type ServiceOrder, type TrackingSnapshot } from '../../src/db/index.js';
+import {
+  type Database,
+  EVERY_ACCOUNT,
+  openDatabase,
+  type ServiceOrder,
+  type TrackingSnapshot,
+} from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
@@ -212,7 +218,7 @@ describe.each(testBackends())('orders and settlement on %s', (backend) => {
     const order = await db.orders.recordExternal(serviceOrder({ status: 'settled', quoteId: null }));
     expect(order).toMatchObject({ origin: 'external', cycleId: null, status: 'settled', quoteId: null });
     expect(order.settledAt).toBeInstanceOf(Date);
-    expect((await db.orders.listOpen()).some((open) => open.id === order.id)).toBe(false);
+    expect((await db.orders.listOpen(EVERY_ACCOUNT)).some((open) => open.id === order.id)).toBe(false);
   });
 
   it('writes each settlement change with the order state, and nothing for a report that changed nothing', async () => {

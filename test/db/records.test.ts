@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
@@ -44,11 +45,13 @@ describe.each(testBackends())('strategies, webhook events, balances and the kill
 
     const halted = await db.strategies.halt('dip-buyer', 'order attempt 17 could not be reconciled');
     expect(halted).toMatchObject({ haltedAt: now, haltReason: 'order attempt 17 could not be reconciled' });
-    expect((await db.strategies.listHalted()).map((strategy) => strategy.name)).toEqual(['dip-buyer']);
+    expect((await db.strategies.listHalted(EVERY_ACCOUNT)).map((strategy) => strategy.name)).toEqual([
+      'dip-buyer',
+    ]);
     const haltedAgain = await db.strategies.halt('dip-buyer', 'second reason');
     expect(haltedAgain!.haltReason).toBe('order attempt 17 could not be reconciled');
     expect(await db.strategies.clearHalt('dip-buyer')).toMatchObject({ haltedAt: null, haltReason: null });
-    expect(await db.strategies.listHalted()).toEqual([]);
+    expect(await db.strategies.listHalted(EVERY_ACCOUNT)).toEqual([]);
     expect(await db.strategies.get('missing')).toBeNull();
     expect((await db.strategies.list()).map((strategy) => strategy.name)).toEqual([
       'dip-buyer',

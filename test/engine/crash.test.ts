@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed } from 'vitest';
 import { createPurchaseClient } from '../../src/api/index.js';
 import { engineSchema } from '../../src/config/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { type EngineContext, KillSwitch, Maintenance } from '../../src/engine/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -137,7 +138,7 @@ describe.skipIf(!onPostgres)('kill -9 while orders are in flight', () => {
       expect((await new Maintenance(context).runOnce()).errors).toEqual([]);
     for (const { client } of context.accounts.values()) await client.close();
 
-    const cycles = await test.database.cycles.listRecent({ limit: 2_000 });
+    const cycles = await test.database.cycles.listRecent(EVERY_ACCOUNT, { limit: 2_000 });
     const ledger = sandbox.ledger();
     expect(ledger.length).toBeGreaterThanOrEqual(3);
     expect(

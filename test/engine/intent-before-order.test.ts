@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
 import type { Database } from '../../src/db/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
 import { type EngineBench, freshSlot, onClient, startEngineBench, strategy } from './support/harness.js';
@@ -52,7 +53,7 @@ async function startOrderRelay(target: string, database: Database, watched: stri
     for await (const chunk of incoming) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     if (incoming.method === 'POST' && incoming.url === '/client/order') {
-      const [cycle] = await database.cycles.listRecent({ strategy: watched, limit: 1 });
+      const [cycle] = await database.cycles.listRecent(EVERY_ACCOUNT, { strategy: watched, limit: 1 });
       const sent = JSON.parse(body.toString()) as { quoteId?: unknown };
       seen.push({ state: cycle?.state ?? null, quoteId: cycle?.quoteId ?? null, sentQuoteId: sent.quoteId });
     }

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readStatus } from '../../src/cli/status.js';
+import { readStatus } from '../../src/control/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { createLiveness, Worker } from '../../src/engine/index.js';
 import { type EngineBench, metricValue, startEngineBench } from './support/harness.js';
 
@@ -45,7 +46,7 @@ describe('a replica with no configured rate against a service that throttles', (
       bench.sandbox.setFaults({});
     }
 
-    const cycles = await bench.database.cycles.listRecent({ limit: 100 });
+    const cycles = await bench.database.cycles.listRecent(EVERY_ACCOUNT, { limit: 100 });
     const burst = cycles.filter((cycle) => cycle.slot.getTime() === slot.getTime());
     expect(burst).toHaveLength(STRATEGIES);
     const outcomes = burst.map((cycle) => `${cycle.state}/${cycle.reasonCode ?? ''}`);
@@ -57,7 +58,7 @@ describe('a replica with no configured rate against a service that throttles', (
     // `status` reads the database: the replica's heartbeat carries the pace.
     const liveness = createLiveness(bench.context);
     await liveness.beat();
-    const status = await readStatus(bench.database, 1, new Date());
+    const status = await readStatus(bench.database, EVERY_ACCOUNT, 1, new Date());
     expect(status.replicas.map((replica) => [replica.id, replica.apiPace])).toEqual([['test-replica', pace]]);
   });
 });

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { findMissedSlots, recordStrategiesSeen, Worker } from '../../src/engine/index.js';
 import { type EngineBench, startEngineBench, strategy } from './support/harness.js';
 
@@ -68,7 +69,7 @@ describe('missed slots', () => {
       await worker.stop();
       await rm(folder, { recursive: true, force: true });
     }
-    const cycles = await bench.database.cycles.listRecent({ strategy: 'minutely' });
+    const cycles = await bench.database.cycles.listRecent(EVERY_ACCOUNT, { strategy: 'minutely' });
     expect(cycles.map((cycle) => [cycle.trigger, cycle.state])).toEqual([['missed', 'placed']]);
     expect(cycles[0]!.slot.getUTCSeconds()).toBe(0);
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { Cycle } from '../../src/db/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { type RunningCommand, replicaEnvironment, startCommand } from '../support/worker-process.js';
@@ -64,7 +65,7 @@ describe.skipIf(!onPostgres)('three replicas on one database', () => {
     // bought. No event tells the test that a replica placed a cycle, so the database is polled.
     await vi.waitFor(
       async () => {
-        const placed = (await test.database.cycles.listRecent({ limit: 1_000 })).filter(
+        const placed = (await test.database.cycles.listRecent(EVERY_ACCOUNT, { limit: 1_000 })).filter(
           (cycle) => cycle.state === 'placed',
         );
         for (const name of STRATEGY_NAMES)
@@ -79,7 +80,7 @@ describe.skipIf(!onPostgres)('three replicas on one database', () => {
     const exits = await Promise.all(workers.map((worker) => worker.exited));
     expect(exits.map((exit) => exit.code)).toEqual([0, 0, 0]);
 
-    const cycles = await test.database.cycles.listRecent({ limit: 1_000 });
+    const cycles = await test.database.cycles.listRecent(EVERY_ACCOUNT, { limit: 1_000 });
     const placed = cycles.filter((cycle) => cycle.state === 'placed');
     const ledger = sandbox.ledger();
     // Every claimed slot was bought: nothing failed, skipped or left in flight.

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { Maintenance } from '../../src/engine/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { type EngineBench, onClient, startEngineBench } from './support/harness.js';
@@ -62,7 +63,7 @@ describe.skipIf(!onPostgres)('external scan when the server ends the lock sessio
       await within(
         5_000,
         'a pool query after the lost session',
-        bench.database.cycles.listRecent({ limit: 1 }),
+        bench.database.cycles.listRecent(EVERY_ACCOUNT, { limit: 1 }),
       );
     }
   });

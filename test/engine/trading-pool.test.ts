@@ -2,8 +2,10 @@
  * Quotes and orders travel on a pool of their own: with every connection of the general pool held by a
  * slow call (tracking, reconciliation), an order must still leave within its quote's window.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient, type PurchaseClient } from '../../src/api/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
 import { type EngineBench, onClient, startEngineBench, strategy } from './support/harness.js';
@@ -53,7 +55,7 @@ describe('the trading pool', () => {
     await slowRead;
 
     expect(report.outcome).toBe('placed');
-    const cycle = (await bench.database.cycles.listRecent({ limit: 1 }))[0]!;
+    const cycle = (await bench.database.cycles.listRecent(EVERY_ACCOUNT, { limit: 1 }))[0]!;
     expect(cycle.attempts).toBe(1);
     const quote = (await bench.database.quotes.forCycle(cycle.id))[0]!;
     expect(cycle.submittedAt!.getTime()).toBeLessThan(quote.deadlineAt.getTime());

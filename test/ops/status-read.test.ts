@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readStatus } from '../../src/cli/status.js';
+import { readStatus } from '../../src/control/index.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { d, type EngineBench, freshSlot, startEngineBench } from '../engine/support/harness.js';
 import { recordUnsureCycle } from '../engine/support/unsure-cycle.js';
 
@@ -29,7 +30,7 @@ describe('status of recent cycles', () => {
       timestamp: slot,
       quoteId: 'QSTATUS01',
     });
-    const report = await readStatus(bench.database, 10, new Date());
+    const report = await readStatus(bench.database, EVERY_ACCOUNT, 10, new Date());
     const shown = report.recentCycles.find((view) => view.strategy === 'status-race')!;
     expect(shown.orderId).toBeNull();
     expect(shown.settlement).toBeNull();

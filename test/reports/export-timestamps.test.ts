@@ -3,6 +3,7 @@ import { parse } from 'csv-parse/sync';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionOf } from '../../src/db/database.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { exportOrders } from '../../src/reports/index.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
@@ -24,7 +25,7 @@ async function exportedPlacedAt(test: TestDatabase): Promise<string[]> {
     },
   });
   const range = { start: new Date('2026-05-01T00:00:00Z'), end: new Date('2026-06-01T00:00:00Z') };
-  await exportOrders(test.database, range, out, { format: 'csv' });
+  await exportOrders(test.database, range, out, { format: 'csv', scope: EVERY_ACCOUNT });
   const rows = parse(chunks.join(''), { columns: true }) as Record<string, string>[];
   return rows.map((row) => row.placedAt!);
 }
@@ -37,6 +38,7 @@ describe.each(testBackends())('export timestamps on %s', (backend) => {
     test = await createTestDatabase(backend, { maxConnections: 1 });
     for (const [index, placed] of PLACED.entries()) {
       await test.database.orders.recordExternal({
+        account: 'default',
         id: `ext-${index}`,
         symbol: 'USDTBRL',
         amount: new Decimal('100'),

@@ -36,7 +36,7 @@ describe('GET /api/reports/...', () => {
     const quote = await client.getQuote({ symbol: 'USDTBRL', amount: new Decimal('250.00') });
     const order = await client.createOrder({ quoteId: quote.quoteId });
     orderId = order.id;
-    await test.database.orders.recordExternal(order);
+    await test.database.orders.recordExternal({ ...order, account: 'default' });
     now += 60_000;
     app = createReceiverServer();
     const store = openConsoleStore(test.database, () => new Date(now));
@@ -51,7 +51,7 @@ describe('GET /api/reports/...', () => {
         level: 'silent',
         destination: new Writable({ write: (_c, _e, done) => done() }),
       }),
-      client,
+      accounts: new Map([['default', { name: 'default', client }]]),
       reports: { timeZone: 'America/Sao_Paulo' },
     });
     base = `http://127.0.0.1:${await listen(app, '127.0.0.1', 0)}`;
@@ -94,14 +94,16 @@ describe('GET /api/reports/...', () => {
     const response = await fetch(`${base}/api/reports/reconciliation?from=2026-05-01&to=2026-06-01`);
     expect(response.status).toBe(200);
     const result = JSON.parse(response.body) as {
-      orders: unknown;
       agrees: boolean;
-      differences: { kind: string }[];
+      accounts: { account: string; orders: unknown; differences: { account: string; kind: string }[] }[];
     };
-    expect(result.orders).toEqual({ ours: 1, service: 1, matched: 1 });
+    expect(result.accounts.map((one) => one.account)).toEqual(['default']);
+    expect(result.accounts[0]!.orders).toEqual({ ours: 1, service: 1, matched: 1 });
     // No balance snapshots were taken: the balance could not be checked, and the report says so.
     expect(result.agrees).toBe(false);
-    expect(result.differences.map((d) => d.kind)).toEqual(['balance_unverified']);
+    expect(result.accounts[0]!.differences.map((d) => [d.account, d.kind])).toEqual([
+      ['default', 'balance_unverified'],
+    ]);
   });
 
   it('refuses a bad argument with 400 naming it', async () => {

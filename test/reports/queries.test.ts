@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { buildReport, exportOrders, periodsOf } from '../../src/reports/index.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
@@ -59,6 +60,7 @@ describe.each(testBackends())('report queries on %s', (backend) => {
     test = await createTestDatabase(backend);
     for (let index = 0; index < 5; index++) {
       await test.database.orders.recordExternal({
+        account: 'default',
         id: `ext-${index}`,
         symbol: 'USDTBRL',
         amount: new Decimal('100'),
@@ -71,7 +73,7 @@ describe.each(testBackends())('report queries on %s', (backend) => {
   afterAll(() => test.drop());
 
   it('sums per week and streams every order in pages, in placed-at order', async () => {
-    const report = await buildReport(test.database, range, 'week', 'UTC');
+    const report = await buildReport(test.database, EVERY_ACCOUNT, range, 'week', 'UTC');
     expect(report.total.orders).toBe(5);
     expect(report.total.spent.toFixed()).toBe('500');
     expect(report.total.lowestPrice?.toFixed()).toBe('5');
@@ -87,7 +89,11 @@ describe.each(testBackends())('report queries on %s', (backend) => {
     ]);
 
     const out = sink();
-    const count = await exportOrders(test.database, range, out.stream, { format: 'csv', pageSize: 2 });
+    const count = await exportOrders(test.database, range, out.stream, {
+      format: 'csv',
+      pageSize: 2,
+      scope: EVERY_ACCOUNT,
+    });
     expect(count).toBe(5);
     const rows = parse(out.text(), { columns: true }) as Record<string, string>[];
     expect(rows.map((row) => [row.orderId, row.amount, row.price])).toEqual([

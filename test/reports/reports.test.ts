@@ -8,6 +8,7 @@ import { createPurchaseClient, type PurchaseClient, type Quote } from '../../src
 import type { Database } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { DEFAULT_ACCOUNT } from '../../src/strategy/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { runCommand } from '../support/worker-process.js';
 
@@ -72,7 +73,7 @@ describe.skipIf(!onPostgres)(
 
     /** Moves the order at the sandbox to `status` a second per step, recording each step as tracking does. */
     async function settle(orderId: string, status: string, adjust?: (received: Decimal) => Decimal) {
-      const record = await database.orders.getByServiceId(orderId);
+      const record = await database.orders.getByServiceId(DEFAULT_ACCOUNT, orderId);
       if (!record) throw new Error(`order ${orderId} is not recorded`);
       for (;;) {
         const tracking = await client.getTracking(orderId);
@@ -112,12 +113,13 @@ describe.skipIf(!onPostgres)(
     async function snapshot(at: string) {
       now = Date.parse(at);
       const balance = await client.getBalance();
-      await database.balances.record({ ...balance, takenAt: clock() });
+      await database.balances.record({ ...balance, account: DEFAULT_ACCOUNT, takenAt: clock() });
     }
 
     async function recordOurs(strategy: string, at: string, quote: Quote, orderId: string) {
       const cycle = await database.cycles.claimSlot({
         strategy,
+        account: DEFAULT_ACCOUNT,
         strategyVersion: strategy === ODD ? 3 : 1,
         slot: new Date(at),
         trigger: 'schedule',
@@ -137,7 +139,11 @@ describe.skipIf(!onPostgres)(
         { stands: { trace: {}, balanceSnapshotId: null } },
       );
       const order = await client.getOrder(orderId);
-      await database.orders.recordPlacedWithCycle(cycle.id, order, { from: 'submitting', reasonCode: 'ok' });
+      await database.orders.recordPlacedWithCycle(
+        cycle.id,
+        { ...order, account: DEFAULT_ACCOUNT },
+        { from: 'submitting', reasonCode: 'ok' },
+      );
     }
 
     beforeAll(async () => {
@@ -153,13 +159,23 @@ describe.skipIf(!onPostgres)(
         LOG_LEVEL: 'silent',
       };
       await database.strategies.upsertSeen([
-        { name: ODD, kind: 'threshold', config: { buyBelow: '5.5000' }, hash: 'odd-v1' },
-        { name: DCA, kind: 'dca', config: {}, hash: 'dca-v1' },
+        {
+          name: ODD,
+          kind: 'threshold',
+          account: DEFAULT_ACCOUNT,
+          config: { buyBelow: '5.5000' },
+          hash: 'odd-v1',
+        },
+        { name: DCA, kind: 'dca', account: DEFAULT_ACCOUNT, config: {}, hash: 'dca-v1' },
       ]);
       await snapshot('2026-03-07T04:30:00Z');
       for (const entry of PLACED) {
         const { orderId, quote } = await buy(entry.at);
-        if (entry.strategy === null) await database.orders.recordExternal(await client.getOrder(orderId));
+        if (entry.strategy === null)
+          await database.orders.recordExternal({
+            ...(await client.getOrder(orderId)),
+            account: DEFAULT_ACCOUNT,
+          });
         else await recordOurs(entry.strategy, entry.at, quote, orderId);
         await settle(orderId, entry === PLACED.at(-1) ? 'paid' : 'settled');
         placed.push({ orderId, quote, at: entry.at, day: entry.day, strategy: entry.strategy });
@@ -168,6 +184,7 @@ describe.skipIf(!onPostgres)(
       now = Date.parse('2026-03-08T15:00:00Z');
       const skipped = await database.cycles.claimSlot({
         strategy: ODD,
+        account: DEFAULT_ACCOUNT,
         slot: clock(),
         trigger: 'schedule',
         owner: 'report-test',
@@ -247,8 +264,15 @@ describe.skipIf(!onPostgres)(
       const oddBought = sum(odd.map((order) => order.quote.totalFilled.toFixed()));
       const oddSpent = sum(odd.map((order) => order.quote.totalCost.toFixed()));
       const plain = oddBought.times(averageQuoted).toDecimalPlaces(2, PlainDecimal.ROUND_HALF_EVEN);
+      expect(report.groups.map((group: { account: string }) => group.account)).toEqual([
+        DEFAULT_ACCOUNT,
+        DEFAULT_ACCOUNT,
+        DEFAULT_ACCOUNT,
+      ]);
+      expect(report.total.account).toBe(DEFAULT_ACCOUNT);
       expect(report.savings).toEqual([
         {
+          account: DEFAULT_ACCOUNT,
           strategy: ODD,
           quotesSeen: 4,
           averageQuotedPrice: averageQuoted.toFixed(),
@@ -283,19 +307,19 @@ describe.skipIf(!onPostgres)(
         '2026-03-10 00:00 America/New_York (2026-03-10T04:00:00.000Z) (exclusive)',
       );
       expect(result.stdout).toContain('rounded half-even to 6 decimals');
-      expect(result.stdout).toMatch(/^\(external\) +1 /m);
-      expect(result.stdout).toMatch(/^plain-dca +2 /m);
+      expect(result.stdout).toMatch(/^default +\(external\) +1 /m);
+      expect(result.stdout).toMatch(/^default +plain-dca +2 /m);
 
       const csv = await runCommand(
         ['report', '--from', '2026-03-07', '--to', '2026-03-10', '--by', 'strategy', '--format', 'csv'],
         env,
       );
       const rows = parse(csv.stdout, { columns: true }) as Record<string, string>[];
-      expect(rows.map((row) => [row.group, row.orders])).toEqual([
-        ['(external)', '1'],
-        [ODD_SHOWN, '3'],
-        [DCA, '2'],
-        ['total', '6'],
+      expect(rows.map((row) => [row.account, row.group, row.orders])).toEqual([
+        [DEFAULT_ACCOUNT, '(external)', '1'],
+        [DEFAULT_ACCOUNT, ODD_SHOWN, '3'],
+        [DEFAULT_ACCOUNT, DCA, '2'],
+        [DEFAULT_ACCOUNT, 'total', '6'],
       ]);
     });
 
@@ -313,6 +337,7 @@ describe.skipIf(!onPostgres)(
       for (const [index, row] of rows.entries()) {
         const order = expected[index]!;
         const tracking = await client.getTracking(order.orderId);
+        expect(row.account).toBe(DEFAULT_ACCOUNT);
         expect(row.strategy).toBe(order.strategy === ODD ? ODD_SHOWN : (order.strategy ?? ''));
         expect(row.origin).toBe(order.strategy === null ? 'external' : 'cycle');
         expect(row.placedAt).toBe(order.at);
@@ -404,13 +429,16 @@ describe.skipIf(!onPostgres)(
         env,
       );
       const report = JSON.parse(result.stdout);
-      expect(report.differences).toEqual([]);
+      expect(report.agrees).toBe(true);
+      expect(report.accounts.map((one: { account: string }) => one.account)).toEqual([DEFAULT_ACCOUNT]);
+      const [only] = report.accounts;
+      expect(only.differences).toEqual([]);
       expect(result.code).toBe(0);
-      expect(report.orders).toEqual({ ours: 6, service: 6, matched: 6 });
+      expect(only.orders).toEqual({ ours: 6, service: 6, matched: 6 });
       // The last order is paid, its crypto waits at the service: both sides see it arrive.
       const paid = placed.at(-1)!;
-      expect(report.balance.change.cryptoBalance).toBe(paid.quote.totalFilled.toFixed());
-      expect(report.balance.expectedChange.cryptoBalance).toBe(paid.quote.totalFilled.toFixed());
+      expect(only.balance.change.cryptoBalance).toBe(paid.quote.totalFilled.toFixed());
+      expect(only.balance.expectedChange.cryptoBalance).toBe(paid.quote.totalFilled.toFixed());
     });
 
     it('lists an order only the service has and a settlement short by 0.01, with exit 3', async () => {
@@ -432,11 +460,13 @@ describe.skipIf(!onPostgres)(
       expect(result.code).toBe(3);
       const report = JSON.parse(result.stdout);
       expect(
-        report.differences.map((d: { kind: string; orderId: string }) => [d.kind, d.orderId]).sort(),
+        report.accounts[0].differences
+          .map((d: { account: string; kind: string; orderId: string }) => [d.account, d.kind, d.orderId])
+          .sort(),
       ).toEqual(
         [
-          ['fiat_received_differs', short.orderId],
-          ['missing_in_records', unknown.orderId],
+          [DEFAULT_ACCOUNT, 'fiat_received_differs', short.orderId],
+          [DEFAULT_ACCOUNT, 'missing_in_records', unknown.orderId],
         ].sort(),
       );
       const human = await runCommand(['reconcile-report', '--from', '2026-03-10', '--to', '2026-03-11'], env);

@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliInvocation } from '../support/cli.js';
 
@@ -85,4 +88,65 @@ describe.concurrent('treasury-bot validate', () => {
     ]);
     expect(report.problems[0]?.message).toContain('(got "eighty")');
   });
+
+  it("checks each strategy's account against the settings' accounts", async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'tb-validate-accounts-'));
+    await writeFile(join(folder, 'settings.yaml'), `${TWO_ACCOUNTS}`);
+    await writeFile(
+      join(folder, 'strategies.yaml'),
+      `${dca('north-dca', 'account: northco\n')}---\n${dca('nameless', '')}---\n${dca('west-dca', 'account: westco\n')}`,
+    );
+    const bad = await runValidate([join(folder, 'strategies.yaml')], {
+      TREASURY_CONFIG: join(folder, 'settings.yaml'),
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      'account: required: this deployment has several accounts (northco, southco)',
+    );
+    expect(bad.stderr).toContain('account: unknown account "westco" (the settings have northco, southco)');
+
+    await writeFile(join(folder, 'good.yaml'), dca('south-dca', 'account: southco\n'));
+    const good = await runValidate([join(folder, 'good.yaml'), '--json'], {
+      TREASURY_CONFIG: join(folder, 'settings.yaml'),
+    });
+    expect(JSON.parse(good.stdout)).toEqual({ valid: true, strategies: ['south-dca'], problems: [] });
+    expect(good.code).toBe(0);
+  });
+
+  it('shows settings that mix accounts: with the single api: block as an error naming where', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'tb-validate-mixed-'));
+    const settings = join(folder, 'settings.yaml');
+    await writeFile(settings, `api:\n  url: https://otc.example.com\n${TWO_ACCOUNTS}`);
+    const human = await runValidate(['strategies/weekday-dca.yaml'], { TREASURY_CONFIG: settings });
+    expect(human.code).toBe(1);
+    expect(human.stdout).toBe('');
+    expect(human.stderr).toContain(`${settings}:2:8: api.url: cannot be set together with accounts:`);
+    expect(human.stderr).toContain(
+      "invalid settings: 1 problem; the strategies' accounts are checked once the settings are valid\n",
+    );
+    expect(human.stderr).toContain('strategies: 1 strategy in 1 file, valid on their own\n');
+
+    const json = await runValidate(['strategies/weekday-dca.yaml', '--json'], {
+      TREASURY_CONFIG: settings,
+      TREASURY_API_TOKEN: 'a-token-from-the-environment',
+    });
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as { problems: { file: string; line: number; key: string }[] };
+    expect(report.problems.map(({ file, line, key }) => ({ file, line, key }))).toEqual([
+      { file: settings, line: 2, key: 'api.url' },
+      { file: 'env TREASURY_API_TOKEN', line: null, key: 'api.token' },
+    ]);
+    expect(json.stdout).not.toContain('a-token-from-the-environment');
+  });
 });
+
+const TWO_ACCOUNTS = `accounts:
+  - name: northco
+    api: { url: "https://north.example.com", token: north-token }
+  - name: southco
+    api: { url: "https://south.example.com", token: south-token }
+`;
+
+function dca(name: string, account: string): string {
+  return `name: ${name}\n${account}kind: dca\nsymbol: USDTBRL\namount: "100.00"\nschedule: "0 10 * * *"\n`;
+}

@@ -504,7 +504,12 @@ export function createApprovalsRepository(
       const spent = await spentOf(db, ids);
       const approvers = await approversOf(db, 'envelope', ids);
       return rows.map(({ envelope, account }) =>
-        toEnvelope(envelope, account, spent.get(envelope.id) ?? new Decimal(0), approvers.get(envelope.id) ?? []),
+        toEnvelope(
+          envelope,
+          account,
+          spent.get(envelope.id) ?? new Decimal(0),
+          approvers.get(envelope.id) ?? [],
+        ),
       );
     },
 
