@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { chromium } from 'playwright-core';
 import { App } from '../src/app.js';
 import { hashPassword } from '../src/console/passwords.js';
-import { openConsoleStore } from '../src/db/index.js';
+import { EVERY_ACCOUNT, openConsoleStore } from '../src/db/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const RUN_MS = Number(process.env.SCREENSHOT_RUN_MS ?? 45_000);
@@ -38,7 +38,7 @@ try {
   }
   await new Promise((done) => setTimeout(done, RUN_MS));
   const url = `http://127.0.0.1:${app.ports.ops}`;
-  const recent = await database.cycles.listRecent({ limit: 200 });
+  const recent = await database.cycles.listRecent(EVERY_ACCOUNT, { limit: 200 });
   const settled = [];
   for (const cycle of recent.filter((c) => c.state === 'placed')) {
     if ((await database.orders.forCycle(cycle.id))?.status === 'settled') settled.push(cycle);
