@@ -242,9 +242,11 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     ]);
     expect(download.suggestedFilename()).toBe('orders.csv');
     const lines = (await readFile((await download.path())!, 'utf8')).trim().split('\r\n');
-    expect(lines[0]).toMatch(/^orderId,origin,strategy,/);
+    expect(lines[0]).toMatch(/^account,orderId,origin,strategy,/);
     const cycleOrder = await database.orders.forCycle(cycleId);
-    expect(lines.some((line) => line.startsWith(`${cycleOrder!.serviceOrderId},cycle,${NAME},`))).toBe(true);
+    expect(
+      lines.some((line) => line.startsWith(`default,${cycleOrder!.serviceOrderId},cycle,${NAME},`)),
+    ).toBe(true);
   });
 
   it('logs out: the pages ask for a login again', async () => {
