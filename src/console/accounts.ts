@@ -16,20 +16,21 @@ export function visibleAccounts({ accounts }: ConsoleContext, { scope }: Console
   return [...accounts.keys()].filter((name) => inScope(scope, name));
 }
 
-/** The scope of a list: the person's, narrowed to the account of `?account=` when there is one. */
-export function listScope(context: ConsoleContext, request: PageRequest): AccountScope {
-  return narrowScope(request.scope, request.query.account || undefined, [...context.accounts.keys()]);
+/** A list's account filter: the account chosen (`?account=`; undefined: none), and the scope it reads. */
+export interface AccountFilter {
+  account: string | undefined;
+  /** The person's scope, narrowed to the chosen account. */
+  scope: AccountScope;
 }
 
-/** The account a list was filtered on (`?account=`), checked; undefined: none chosen. */
-export function chosenAccount(context: ConsoleContext, request: PageRequest): string | undefined {
-  listScope(context, request);
-  return request.query.account || undefined;
+export function accountFilterOf(context: ConsoleContext, request: PageRequest): AccountFilter {
+  const account = request.query.account || undefined;
+  return { account, scope: narrowScope(request.scope, account, [...context.accounts.keys()]) };
 }
 
 /** The filter's field, for a list's form of filters (a GET form). */
 export function accountField(context: ConsoleContext, request: PageRequest): Html {
-  const chosen = chosenAccount(context, request);
+  const chosen = accountFilterOf(context, request).account;
   return html`<label>Account <select name="account"><option value="">all</option>${visibleAccounts(context, request).map((name) => html`<option value="${name}" ${name === chosen ? 'selected' : ''}>${name}</option>`)}</select></label>`;
 }
 

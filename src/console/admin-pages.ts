@@ -4,7 +4,7 @@
  */
 import { html } from 'hono/html';
 import { ROLES } from '../db/index.js';
-import { accountFilterForm, chosenAccount, listScope } from './accounts.js';
+import { accountFilterForm, accountFilterOf } from './accounts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { actionButton, csrfField, type Html, instant, table } from './layout.js';
 import { MIN_PASSWORD_LENGTH } from './passwords.js';
@@ -14,13 +14,9 @@ const AUDIT_PAGE_SIZE = 100;
 export async function auditPage(context: ConsoleContext, request: PageRequest): Promise<Html> {
   const { query } = request;
   const beforeId = query.before && /^\d{1,15}$/.test(query.before) ? Number(query.before) : undefined;
-  const account = chosenAccount(context, request);
+  const { account, scope } = accountFilterOf(context, request);
   // With an account chosen, the rows naming none of it (people, sessions, the kill switch) are left out.
-  const rows = await context.store.reads.auditEntries({
-    scope: listScope(context, request),
-    beforeId,
-    limit: AUDIT_PAGE_SIZE,
-  });
+  const rows = await context.store.reads.auditEntries({ scope, beforeId, limit: AUDIT_PAGE_SIZE });
   const last = rows.at(-1);
   const older = new URLSearchParams({ ...(account ? { account } : {}), before: String(last?.id ?? '') });
   const json = (value: unknown) => (value === null ? '' : JSON.stringify(value));

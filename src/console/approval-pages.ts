@@ -7,7 +7,7 @@ import { html } from 'hono/html';
 import { createApprovalControl } from '../control/index.js';
 import type { AccountScope, Cycle, Database, Envelope, ParkedCycle } from '../db/index.js';
 import { formatDuration } from '../strategy/index.js';
-import { accountFilterForm, listScope } from './accounts.js';
+import { accountFilterForm, accountFilterOf } from './accounts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
 import { allows } from './permissions.js';
@@ -19,7 +19,7 @@ export async function approvalsPage(context: ConsoleContext, request: PageReques
   const { database, clock } = context;
   const { session } = request;
   const now = clock();
-  const scope = listScope(context, request);
+  const { scope } = accountFilterOf(context, request);
   const control = createApprovalControl(database);
   const [parked, envelopes, strategies] = await Promise.all([
     control.listParked(scope),

@@ -9,7 +9,7 @@
 import { html } from 'hono/html';
 import type { BalanceSnapshot, CycleState, OpenOrders } from '../db/index.js';
 import { type Decimal, ZERO } from '../money.js';
-import { accountFilterForm, chosenAccount, listScope, visibleAccounts } from './accounts.js';
+import { accountFilterForm, accountFilterOf, visibleAccounts } from './accounts.js';
 import { spendBar } from './charts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { alertsFiringNow, alertsPanel } from './firing-alerts.js';
@@ -23,7 +23,7 @@ const LABELS: Partial<Record<CycleState, string>> = { awaiting_approval: 'parked
 const DAY_MS = 86_400_000;
 
 export async function overviewPage(context: ConsoleContext, request: PageRequest): Promise<Html> {
-  const chosen = chosenAccount(context, request);
+  const chosen = accountFilterOf(context, request).account;
   const live = chosen === undefined ? '/live' : `/live?account=${encodeURIComponent(chosen)}`;
   return html`${accountFilterForm(context, request, '/')}
 <div id="live" hx-get="${live}" hx-trigger="every 5s" hx-swap="outerHTML">${await liveOverview(context, request)}</div>`;
@@ -42,7 +42,7 @@ export async function liveOverview(context: ConsoleContext, request: PageRequest
   const { database, store, clock } = context;
   const { session } = request;
   const now = clock();
-  const scope = listScope(context, request);
+  const { scope } = accountFilterOf(context, request);
   const accounts = scope.accounts ?? visibleAccounts(context, request);
   const [control, replicas, strategies, counts, balances, open] = await Promise.all([
     database.control.get(),

@@ -13,7 +13,7 @@ import {
   SETTLEMENT_STATUSES,
   type SettlementStatus,
 } from '../db/index.js';
-import { accountField, accountFilterForm, chosenAccount, listScope, requireVisible } from './accounts.js';
+import { accountField, accountFilterForm, accountFilterOf, requireVisible } from './accounts.js';
 import { cycleApprovalSection, waitingApprovalsNote } from './approval-pages.js';
 import { cumulativeSpendChart, priceChart } from './charts.js';
 import { type ConsoleContext, ConsoleInputError, PageNotFound, type PageRequest } from './context.js';
@@ -27,7 +27,7 @@ export async function strategiesPage(context: ConsoleContext, request: PageReque
   const { database, store, clock } = context;
   const { session } = request;
   const now = clock();
-  const scope = listScope(context, request);
+  const { scope } = accountFilterOf(context, request);
   const records = await database.strategies.list(scope);
   const last = await store.reads.lastCycles(
     records.map((r) => r.name),
@@ -171,8 +171,7 @@ export function orderFiltersOf(context: ConsoleContext, request: PageRequest) {
     throw new ConsoleInputError(`from (${query.from}) must be before until (${query.until})`);
   }
   return {
-    account: chosenAccount(context, request),
-    scope: listScope(context, request),
+    ...accountFilterOf(context, request),
     strategy: query.strategy || undefined,
     status: (query.status || undefined) as SettlementStatus | undefined,
     from,
@@ -250,7 +249,7 @@ const EXTERNAL_SHOWN = 50;
 export async function attentionPage(context: ConsoleContext, request: PageRequest): Promise<Html> {
   const { database, store } = context;
   const { session } = request;
-  const scope = listScope(context, request);
+  const { scope } = accountFilterOf(context, request);
   const [waiting, unsure, halted, flagged, external] = await Promise.all([
     waitingApprovalsNote(database, scope),
     database.cycles.listByState(scope, 'unsure', 200),

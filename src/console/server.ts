@@ -15,7 +15,7 @@ import { PurchaseApiError } from '../api/index.js';
 import { AccountNotInScopeError, ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
 import { registerReportRoutes, sendOrderExport } from '../reports/index.js';
-import { listScope } from './accounts.js';
+import { accountFilterOf } from './accounts.js';
 import { CONSOLE_ACTIONS, safeBack } from './actions.js';
 import { auditPage, usersPage } from './admin-pages.js';
 import { APPROVAL_ACTIONS } from './approval-actions.js';
@@ -172,9 +172,9 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
     scope.get('/orders/:id', { config: { requires: 'read' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const asked = pageRequestOf(request);
-      const found = (await context.store.reads.ordersByServiceId(id, listScope(context, asked))).filter(
-        (order) => order.cycleId !== null,
-      );
+      const found = (
+        await context.store.reads.ordersByServiceId(id, accountFilterOf(context, asked).scope)
+      ).filter((order) => order.cycleId !== null);
       const [only] = found;
       if (!only) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
       if (found.length === 1) return reply.redirect(`/cycles/${only.cycleId}`, 303);
@@ -212,7 +212,7 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
         database: context.database,
         accounts: new Map(readable),
         timeZone: context.reports.timeZone,
-        scopeOf: (request) => listScope(context, pageRequestOf(request)),
+        scopeOf: (request) => accountFilterOf(context, pageRequestOf(request)).scope,
       });
     }
 
