@@ -172,9 +172,12 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
     scope.get('/orders/:id', { config: { requires: 'read' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const asked = pageRequestOf(request);
-      const found = (
-        await context.store.reads.ordersByServiceId(id, accountFilterOf(context, asked).scope)
-      ).filter((order) => order.cycleId !== null);
+      const { scope } = accountFilterOf(context, asked);
+      // Every account by name: the orders' key (account, service order id) leads with the account.
+      const accounts = scope.accounts ?? [...context.accounts.keys()];
+      const found = (await context.store.reads.ordersByServiceId(id, { accounts })).filter(
+        (order) => order.cycleId !== null,
+      );
       const [only] = found;
       if (!only) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
       if (found.length === 1) return reply.redirect(`/cycles/${only.cycleId}`, 303);
