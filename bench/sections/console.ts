@@ -119,7 +119,14 @@ export async function runConsoleSection(databaseUrl: string, count: number) {
     level: 'silent',
     destination: new Writable({ write: (_c, _e, done) => done() }),
   });
-  registerConsole(server, { database, store, clock: () => new Date(), logger, accounts: new Map() });
+  // The bench's rows are the one account of a deployment without `accounts:`.
+  registerConsole(server, {
+    database,
+    store,
+    clock: () => new Date(),
+    logger,
+    accounts: new Map([['default', { name: 'default' }]]),
+  });
   const base = `http://127.0.0.1:${await listen(server, '127.0.0.1', 0)}`;
   try {
     const cookie = await logIn(base);

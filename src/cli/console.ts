@@ -1,14 +1,14 @@
 /**
  * `treasury-bot console`: the web console alone, on the ops address, reading and acting on the database
- * without running cycles (for a host that should not trade, or while the worker is stopped). Each account
- * whose service is set (with its token) is also read there, which adopting an order and the reconciliation
- * need; without one there is no service to read (demo mode's sandbox would be a new, empty one). SIGINT and
- * SIGTERM stop it.
+ * without running cycles (for a host that should not trade, or while the worker is stopped). It also reads
+ * the purchase service of each account with an address and a token (TREASURY_API_URL for `default`), which
+ * adopting an order and the reconciliation report need; an account without is shown but not read (demo
+ * mode's sandbox would be a new, empty one). SIGINT and SIGTERM stop it.
  */
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleAccount } from '../console/context.js';
 import type { Database } from '../db/index.js';
-import type { AccountLink } from '../engine/index.js';
 import { createLogger } from '../observability/logger.js';
 import { printErrorLine } from './terminal.js';
 
@@ -21,7 +21,7 @@ export function registerConsoleCommands(program: Command): void {
 
 async function runConsole(): Promise<void> {
   let database: Database | undefined;
-  const accounts = new Map<string, AccountLink>();
+  const accounts = new Map<string, ConsoleAccount>();
   let server: FastifyInstance | undefined;
   let secrets: string[] = [];
   try {
@@ -45,18 +45,19 @@ async function runConsole(): Promise<void> {
     ({ database } = await openDatabaseFromSettings(settings, { maxConnections: 4 }));
     server.get('/healthz', async () => ({ status: 'ok' }));
     const clock = () => new Date();
+    // Reading pages needs no service: an address without its token only turns reading it off, said here.
     for (const account of settings.accounts) {
       const { url, token } = account.api;
-      // Reading pages needs no service: a URL without its token only turns that account's adopting off.
-      if (url !== undefined && token !== undefined) {
-        const client = createAccountClient(account, { baseUrl: url, token });
-        accounts.set(account.name, { name: account.name, client });
-      } else if (url !== undefined) {
+      const client =
+        url !== undefined && token !== undefined
+          ? createAccountClient(account, { baseUrl: url, token })
+          : undefined;
+      if (url !== undefined && token === undefined)
         logger.warn(
           { account: account.name },
-          "the account's service is set without a token: adopting its orders from the console is off",
+          'the account names a service without a token: adopting its orders from the console is off',
         );
-      }
+      accounts.set(account.name, client ? { name: account.name, client } : { name: account.name });
     }
     const ops = planListeners(settings).ops;
     const store = openConsoleStore(database, clock);
@@ -98,7 +99,7 @@ async function runConsole(): Promise<void> {
     process.exitCode = 1;
   } finally {
     await server?.close();
-    await Promise.all([...accounts.values()].map(({ client }) => client.close()));
+    await Promise.all([...accounts.values()].map((account) => account.client?.close()));
     await database?.close();
   }
 }

@@ -2,12 +2,17 @@
  * The people of the web console and the audit log, from the command line: `user add|list|disable|passwd`,
  * `user totp` (second-factor.ts) and `audit`. Changes are written with their audit row; the actor is TREASURY_ACTOR, or the login name of
  * whoever runs the command. An error is one line on stderr and exit 1.
+ *
+ * `user add --accounts a,b` limits a person to some of the settings' accounts: they see and act on those
+ * accounts' rows only. An admin always sees every account, so `--accounts` with `--role admin` is refused
+ * rather than ignored: the person adding them meant a limit that would not hold.
  */
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
+import type { Settings } from '../config/index.js';
 import { hashPassword } from '../console/passwords.js';
 import type { ConsoleStore, Role } from '../db/index.js';
 import { withCommandDatabase } from './command-database.js';
@@ -40,8 +45,12 @@ export function registerPeopleCommands(program: Command): void {
     // `user add --help` (test/console/cli.test.ts) keeps the two lists the same.
     .requiredOption('--role <role>', 'one of viewer, operator, approver, admin')
     .option('--password-file <file>', 'read the password from the first line of this file')
-    .action((name: string, flags: { role: string; passwordFile?: string }) =>
-      withStore(async (store) => {
+    .option(
+      '--accounts <names>',
+      'limit the person to these accounts, comma-separated (default: every account; never for an admin)',
+    )
+    .action((name: string, flags: { role: string; passwordFile?: string; accounts?: string }) =>
+      withStore(async (store, settings) => {
         const { PERSON_NAME } = await import('../control/index.js');
         const { ROLES } = await import('../db/index.js');
         if (!PERSON_NAME.test(name)) {
@@ -50,12 +59,15 @@ export function registerPeopleCommands(program: Command): void {
         if (!(ROLES as readonly string[]).includes(flags.role)) {
           throw new PeopleArgumentError(`--role must be one of ${ROLES.join(', ')} (got "${flags.role}")`);
         }
+        const accounts =
+          flags.accounts === undefined ? null : accountsOf(flags.accounts, flags.role, settings);
         const passwordHash = await hashPassword(await readPassword(flags.passwordFile));
         const person = await store.people.add(
-          { name, role: flags.role as Role, passwordHash },
+          { name, role: flags.role as Role, passwordHash, accounts },
           commandLineActor(),
         );
-        printLines([`user ${person.name} added as ${person.role}`], []);
+        const limit = person.accounts === null ? '' : `, limited to ${person.accounts.join(', ')}`;
+        printLines([`user ${person.name} added as ${person.role}${limit}`], []);
       }),
     );
   user
@@ -69,8 +81,14 @@ export function registerPeopleCommands(program: Command): void {
         else
           printLines(
             renderTable(
-              ['name', 'role', 'created', 'disabled'],
-              people.map((p) => [p.name, p.role, cell(p.createdAt), cell(p.disabledAt)]),
+              ['name', 'role', 'accounts', 'created', 'disabled'],
+              people.map((p) => [
+                p.name,
+                p.role,
+                p.accounts === null ? 'all' : p.accounts.join(','),
+                cell(p.createdAt),
+                cell(p.disabledAt),
+              ]),
             ),
             [],
           );
@@ -136,6 +154,27 @@ export function registerPeopleCommands(program: Command): void {
     );
 }
 
+/** `--accounts a,b`: each one of the settings' accounts, for a role that can be limited. */
+function accountsOf(list: string, role: string, settings: Settings): string[] {
+  if (role === 'admin') {
+    throw new PeopleArgumentError(
+      '--accounts cannot limit an admin, who sees every account: give the person another role, or leave --accounts out',
+    );
+  }
+  const names = list.split(',').map((name) => name.trim());
+  const known = settings.accounts.map((account) => account.name);
+  if (names.some((name) => name === '')) {
+    throw new PeopleArgumentError(`--accounts takes names separated by commas (got "${list}")`);
+  }
+  const unknown = names.find((name) => !known.includes(name));
+  if (unknown !== undefined) {
+    throw new PeopleArgumentError(
+      `--accounts: no account named "${unknown}" in the settings (accounts: ${known.join(', ')})`,
+    );
+  }
+  return names;
+}
+
 function parseInstant(text: string): Date {
   const at = new Date(text);
   if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at.getTime())) {
@@ -181,10 +220,10 @@ function prompt(question: string): Promise<string> {
   );
 }
 
-async function withStore(work: (store: ConsoleStore) => Promise<void>): Promise<void> {
+async function withStore(work: (store: ConsoleStore, settings: Settings) => Promise<void>): Promise<void> {
   try {
     const { openConsoleStore } = await import('../db/index.js');
-    await withCommandDatabase((database) => work(openConsoleStore(database)));
+    await withCommandDatabase((database, settings) => work(openConsoleStore(database), settings));
   } catch (error) {
     printErrorLine(error, []);
     process.exitCode = 1;

@@ -3,12 +3,15 @@
  * approve or revoke an envelope. Each is the same operation of src/control the command line runs, with the
  * logged-in person as the acting person, so the domain's refusals (never one's own envelope, never the same
  * person twice, nothing decided twice) and its audit rows are the same from both. The forms are checked here
- * first, naming the field, so that a typo is a 400 and not a half-understood request. The server registers
- * these next to CONSOLE_ACTIONS, with the same session, permission and CSRF checks.
+ * first, naming the field, so that a typo is a 400 and not a half-understood request, and the cycle, strategy
+ * or envelope named is read through the person's account scope: another account's is not found (404). The
+ * server registers these next to CONSOLE_ACTIONS, with the same session, permission and CSRF checks.
  */
 import { createApprovalControl } from '../control/index.js';
 import { type Decimal, MoneyFormatError, parseDecimal } from '../money.js';
-import { type ConsoleAction, ConsoleInputError } from './actions.js';
+import { requireVisible } from './accounts.js';
+import { type ConsoleAction, visibleCycle, visibleStrategy } from './actions.js';
+import { type ConsoleContext, ConsoleInputError, type ConsoleRequest, PageNotFound } from './context.js';
 
 /** Longest text taken from a form field; the domain keeps at most 500 characters of a reason anyway. */
 const FIELD_MAX = 1000;
@@ -62,11 +65,13 @@ export const APPROVAL_ACTIONS: readonly ConsoleAction[] = [
   {
     path: '/cycles/:id/approve',
     permission: 'approve',
-    async run({ database }, session, params, body) {
+    async run(context, request, params, body) {
+      const cycleId = idOf('cycle', params.id);
       const maxPrice = optionalDecimal(body, 'maxPrice');
-      await createApprovalControl(database).approve(
-        idOf('cycle', params.id),
-        session.person.name,
+      await visibleCycle(context, request, cycleId);
+      await createApprovalControl(context.database).approve(
+        cycleId,
+        request.session.person.name,
         maxPrice === undefined ? {} : { maxPrice },
       );
     },
@@ -74,42 +79,58 @@ export const APPROVAL_ACTIONS: readonly ConsoleAction[] = [
   {
     path: '/cycles/:id/reject',
     permission: 'approve',
-    async run({ database }, session, params, body) {
+    async run(context, request, params, body) {
       const cycleId = idOf('cycle', params.id);
       const reason = field(body, 'reason');
       if (reason === '') throw new ConsoleInputError('reason: a rejection needs a reason');
-      await createApprovalControl(database).reject(cycleId, session.person.name, reason);
+      await visibleCycle(context, request, cycleId);
+      await createApprovalControl(context.database).reject(cycleId, request.session.person.name, reason);
     },
   },
   {
     path: '/envelopes',
     permission: 'approve',
-    async run({ database }, session, _params, body) {
+    async run(context, request, _params, body) {
       const strategy = field(body, 'strategy');
       if (strategy === '') throw new ConsoleInputError('strategy: required');
       const input = {
-        strategy,
+        strategy: (await visibleStrategy(context, request, strategy)).name,
         maxOrder: requiredDecimal(body, 'maxOrder'),
         maxTotal: requiredDecimal(body, 'maxTotal'),
         maxPrice: optionalDecimal(body, 'maxPrice') ?? null,
         validFrom: instantOf(body, 'from'),
         validUntil: instantOf(body, 'until'),
       };
-      await createApprovalControl(database).addEnvelope(input, session.person.name);
+      await createApprovalControl(context.database).addEnvelope(input, request.session.person.name);
     },
   },
   {
     path: '/envelopes/:id/approve',
     permission: 'approve',
-    async run({ database }, session, params) {
-      await createApprovalControl(database).approveEnvelope(idOf('envelope', params.id), session.person.name);
+    async run(context, request, params) {
+      const id = await visibleEnvelope(context, request, params.id);
+      await createApprovalControl(context.database).approveEnvelope(id, request.session.person.name);
     },
   },
   {
     path: '/envelopes/:id/revoke',
     permission: 'approve',
-    async run({ database }, session, params) {
-      await createApprovalControl(database).revokeEnvelope(idOf('envelope', params.id), session.person.name);
+    async run(context, request, params) {
+      const id = await visibleEnvelope(context, request, params.id);
+      await createApprovalControl(context.database).revokeEnvelope(id, request.session.person.name);
     },
   },
 ];
+
+/** The envelope's id, when the person sees the account of its strategy. */
+async function visibleEnvelope(
+  { store }: ConsoleContext,
+  { scope }: ConsoleRequest,
+  text: string | undefined,
+): Promise<number> {
+  const id = idOf('envelope', text);
+  const account = await store.reads.accountOfEnvelope(id);
+  if (account === null) throw new PageNotFound(`no envelope with id ${id}`);
+  requireVisible(scope, account, `no envelope with id ${id}`);
+  return id;
+}

@@ -5,8 +5,9 @@
  */
 import { html } from 'hono/html';
 import { createApprovalControl } from '../control/index.js';
-import { type Cycle, type Database, type Envelope, EVERY_ACCOUNT, type ParkedCycle } from '../db/index.js';
+import type { AccountScope, Cycle, Database, Envelope, ParkedCycle } from '../db/index.js';
 import { formatDuration } from '../strategy/index.js';
+import { accountFilterForm, accountFilterOf } from './accounts.js';
 import type { ConsoleContext, PageRequest } from './context.js';
 import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
 import { allows } from './permissions.js';
@@ -14,16 +15,16 @@ import { allows } from './permissions.js';
 /** A new envelope's window as the form proposes it: from now, for this long. */
 const DEFAULT_ENVELOPE_MS = 30 * 86_400_000;
 
-export async function approvalsPage(
-  { database, clock }: ConsoleContext,
-  { session }: PageRequest,
-): Promise<Html> {
+export async function approvalsPage(context: ConsoleContext, request: PageRequest): Promise<Html> {
+  const { database, clock } = context;
+  const { session } = request;
   const now = clock();
+  const { scope } = accountFilterOf(context, request);
   const control = createApprovalControl(database);
   const [parked, envelopes, strategies] = await Promise.all([
-    control.listParked(EVERY_ACCOUNT),
-    control.listEnvelopes(EVERY_ACCOUNT),
-    database.strategies.list(),
+    control.listParked(scope),
+    control.listEnvelopes(scope),
+    database.strategies.list(scope),
   ]);
   const canApprove = allows(session.person.role, 'approve');
   const parkedRow = (p: ParkedCycle) => {
@@ -34,7 +35,7 @@ export async function approvalsPage(
 <form method="post" action="/cycles/${p.cycle.id}/reject" class="reject">${csrfField(session)}<input type="hidden" name="back" value="/approvals">
 <label>Reason <input name="reason" required maxlength="500" size="16"></label> <button type="submit">Reject</button></form>`
       : '';
-    return html`<tr id="cycle-${p.cycle.id}"><td><a href="/cycles/${p.cycle.id}">${p.cycle.id}</a></td><td>${p.cycle.strategy}</td><td>${instant(p.cycle.slot)}</td>
+    return html`<tr id="cycle-${p.cycle.id}"><td><a href="/cycles/${p.cycle.id}">${p.cycle.id}</a></td><td>${p.cycle.account}</td><td>${p.cycle.strategy}</td><td>${instant(p.cycle.slot)}</td>
 <td class="num">${money(p.cycle.amount)}</td><td class="num">${money(p.cycle.totalCost)}</td><td class="num">${p.parkedPrice.toString()}</td>
 <td>${decisionSummary(p.cycle)}</td>
 <td>${p.approvedBy.length} of ${p.approversRequired}${p.approvedBy.length > 0 ? html`: ${p.approvedBy.join(', ')}` : ''}</td>
@@ -46,24 +47,36 @@ export async function approvalsPage(
       ? ''
       : html`${state === 'pending' ? actionButton(session, `/envelopes/${e.id}/approve`, 'Approve', '/approvals') : ''}
 ${e.revokedAt ? '' : actionButton(session, `/envelopes/${e.id}/revoke`, 'Revoke', '/approvals')}`;
-    return html`<tr id="envelope-${e.id}"><td>${e.id}</td><td>${e.strategy}</td>
+    return html`<tr id="envelope-${e.id}"><td>${e.id}</td><td>${e.account}</td><td>${e.strategy}</td>
 <td>order ≤ ${money(e.maxOrder)}<br>total ≤ ${money(e.maxTotal)}<br>price ≤ ${e.maxPrice?.toString() ?? 'any'}</td>
 <td class="num">${money(e.room)}</td><td class="num">${money(e.spent)}</td>
 <td>${instant(e.validFrom)} →<br>${instant(e.validUntil)}</td>
 <td>${stateBadge(state)}${e.revokedBy ? html` by ${e.revokedBy}` : ''}</td>
 <td>${e.approvedBy.length} of ${e.approversRequired}${e.approvedBy.length > 0 ? html`: ${e.approvedBy.join(', ')}` : ''}<br>created by ${e.createdBy}</td><td>${act}</td></tr>`;
   };
-  return html`<h2>Parked cycles</h2>
+  return html`${accountFilterForm(context, request, '/approvals')}<h2>Parked cycles</h2>
 <p>These orders need people: no active envelope covered them. Once the last approval needed is given, a worker buys at a fresh quote whose price is at most the lowest of every approver's maximum, where an approver who names none agrees to the default: the parked price plus the strategy's tolerance.</p>
 ${table(
-  ['Cycle', 'Strategy', 'Slot', 'Amount', 'Cost', 'Parked price', 'Decision', 'Approvals', 'Time left', ''],
+  [
+    'Cycle',
+    'Account',
+    'Strategy',
+    'Slot',
+    'Amount',
+    'Cost',
+    'Parked price',
+    'Decision',
+    'Approvals',
+    'Time left',
+    '',
+  ],
   parked.map(parkedRow),
   'No cycle waits for approval.',
 )}
 <h2>Envelopes</h2>
 <p>What the automation may buy without asking. An envelope is active once the strategy's number of people other than its creator approved it.</p>
 ${table(
-  ['Envelope', 'Strategy', 'Limits', 'Room left', 'Spent', 'Window', 'State', 'Approvers', ''],
+  ['Envelope', 'Account', 'Strategy', 'Limits', 'Room left', 'Spent', 'Window', 'State', 'Approvers', ''],
   envelopes.map(envelopeRow),
   'No envelope yet.',
 )}
@@ -71,7 +84,7 @@ ${
   canApprove
     ? html`<h2>Add an envelope</h2>
 <form method="post" action="/envelopes" class="envelope">${csrfField(session)}<input type="hidden" name="back" value="/approvals">
-<label>Strategy <select name="strategy" required>${strategies.map((s) => html`<option value="${s.name}">${s.name}</option>`)}</select></label>
+<label>Strategy <select name="strategy" required>${strategies.map((s) => html`<option value="${s.name}">${s.name} (${s.account})</option>`)}</select></label>
 <label>Max order <input name="maxOrder" inputmode="decimal" required size="10"></label>
 <label>Max total <input name="maxTotal" inputmode="decimal" required size="10"></label>
 <label>Max price <input name="maxPrice" inputmode="decimal" size="8" placeholder="any"></label>
@@ -82,9 +95,9 @@ ${
 }`;
 }
 
-/** The Attention page's pointer to the parked cycles, when there are any. */
-export async function waitingApprovalsNote(database: Database): Promise<Html | string> {
-  const parked = await database.approvals.listParked(EVERY_ACCOUNT);
+/** The Attention page's pointer to the parked cycles of the scope's accounts, when there are any. */
+export async function waitingApprovalsNote(database: Database, scope: AccountScope): Promise<Html | string> {
+  const parked = await database.approvals.listParked(scope);
   if (parked.length === 0) return '';
   return html`<p class="banner">${parked.length} cycle(s) wait for approval: <a href="/approvals">Approvals</a>.</p>`;
 }

@@ -1,9 +1,20 @@
+import type { PurchaseClient } from '../api/index.js';
 import type { OidcSettings } from '../config/schema.js';
-import type { ConsoleSession, ConsoleStore, Database } from '../db/index.js';
-import type { AccountLink } from '../engine/index.js';
+import type { AccountScope, ConsoleSession, ConsoleStore, Database, Person } from '../db/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ProcessFacts } from '../observability/process-facts.js';
+
+/**
+ * An account of the deployment (settings `accounts`) as the console reaches it. `client` reads its service,
+ * for adopting an order (read from the service before it is recorded) and the reconciliation report; absent
+ * where nothing real can be read: `console` without the account's url and token. The engine's AccountLink
+ * is one.
+ */
+export interface ConsoleAccount {
+  name: string;
+  client?: PurchaseClient;
+}
 
 /** What every page and action of the console works with. */
 export interface ConsoleContext {
@@ -11,12 +22,8 @@ export interface ConsoleContext {
   store: ConsoleStore;
   clock: () => Date;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
-  /**
-   * Each account's purchase service, for adopting an order (read from its account's service before it is
-   * recorded) and the reconciliation report. Empty where nothing real can be read: `console` without
-   * TREASURY_API_URL.
-   */
-  accounts: ReadonlyMap<string, AccountLink>;
+  /** Every account of the deployment, by name, in the settings' order. */
+  accounts: ReadonlyMap<string, ConsoleAccount>;
   /**
    * Host names the console answers to besides loopback's (TREASURY_CONSOLE_URL's, the ops address's): any
    * other Host header is refused, so that a page of a rebound DNS name cannot read the console.
@@ -36,8 +43,34 @@ export interface ConsoleContext {
   processFacts?: ProcessFacts;
 }
 
-/** A page's request as the handlers see it: the checked session and the query string. */
-export interface PageRequest {
+/**
+ * Who asks: the checked session, and the accounts whose rows they see and act on, made once from the person
+ * (scopeOf) where the request comes in and read from here by every page, download and action.
+ */
+export interface ConsoleRequest {
   session: ConsoleSession;
+  scope: AccountScope;
+}
+
+/** A page's request as the handlers see it: who asks, and the query string. */
+export interface PageRequest extends ConsoleRequest {
   query: Record<string, string | undefined>;
+}
+
+/** The accounts a person sees: an admin every one; anyone else those of `user add --accounts` (none: all). */
+export function scopeOf(person: Person): AccountScope {
+  return { accounts: person.role === 'admin' ? null : person.accounts };
+}
+
+/** A request the person made that the console does not understand: a 400 naming the field. */
+export class ConsoleInputError extends Error {
+  override readonly name = 'ConsoleInputError';
+}
+
+/**
+ * A 404: no such record, or one of an account the person does not see, which must not be told apart from
+ * one that does not exist.
+ */
+export class PageNotFound extends Error {
+  override readonly name = 'PageNotFound';
 }

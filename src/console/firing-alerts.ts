@@ -6,9 +6,13 @@
  * bugs, given-up notifications, successful cycles) is this process's own: the console of `run` has it, the
  * console alone (`treasury-bot console`) says it cannot tell. Whether a replica answers its scrape is
  * Prometheus' to know; the overview's replicas table shows their heartbeats instead.
+ *
+ * A view of some accounts (a person limited to them, or the account filter) is told of those accounts'
+ * records and strategies only; what a process counts over every account's cycles without telling them apart
+ * (the approvals waiting long) is not evaluated there.
  */
 import { html } from 'hono/html';
-import type { ControlState, StrategyRecord } from '../db/index.js';
+import type { AccountScope, ControlState, StrategyRecord } from '../db/index.js';
 import {
   ALERT_RULES,
   type AlertName,
@@ -31,6 +35,7 @@ export interface AlertsNow {
 }
 
 const NO_PROCESS = 'counted by the worker process; this console runs without it';
+const EVERY_ACCOUNTS_COUNT = "counted over every account's cycles, not per account";
 
 const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
 
@@ -64,15 +69,20 @@ const increased = (
 export async function alertsFiringNow(
   { store, processFacts: facts }: ConsoleContext,
   now: Date,
+  /** `strategies`: those of the scope's accounts. */
   records: { control: ControlState; strategies: readonly StrategyRecord[] },
+  scope: AccountScope,
 ): Promise<AlertsNow> {
   const rules = ALERT_RULES;
-  const counts = await store.reads.alertCounts({
-    unsureBefore: new Date(now.getTime() - rules.unsureCycles.forMs),
-    discrepancySince: new Date(now.getTime() - EVENT_WINDOW_MS),
-    stuckBefore: new Date(now.getTime() - rules.stuckOrders.forMs),
-  });
-  const [lastSuccess, interval, waitingLong, clockSkew] = facts
+  const counts = await store.reads.alertCounts(
+    {
+      unsureBefore: new Date(now.getTime() - rules.unsureCycles.forMs),
+      discrepancySince: new Date(now.getTime() - EVENT_WINDOW_MS),
+      stuckBefore: new Date(now.getTime() - rules.stuckOrders.forMs),
+    },
+    scope,
+  );
+  const [everyLastSuccess, everyInterval, waitingLong, clockSkew] = facts
     ? await Promise.all([
         facts.gauge('lastSuccessfulCycle', 'strategy'),
         facts.gauge('strategyInterval', 'strategy'),
@@ -89,6 +99,12 @@ export async function alertsFiringNow(
     facts ? { firing: evaluate(facts) } : { unknown: NO_PROCESS };
   const { control, strategies } = records;
   const halted = strategies.filter((s) => s.haltedAt !== null);
+  // The gauges are labelled by strategy; only the scope's strategies are told of.
+  const seen = new Set(strategies.map((s) => s.name));
+  const ofSeen = (gauge: Map<string, number>) =>
+    new Map([...gauge].filter(([strategy]) => seen.has(strategy)));
+  const lastSuccess = scope.accounts === null ? everyLastSuccess : ofSeen(everyLastSuccess);
+  const interval = scope.accounts === null ? everyInterval : ofSeen(everyInterval);
 
   const verdicts: Record<AlertName, AlertVerdict> = {
     workerDown: { unknown: "Prometheus' scrape of each replica; see the replicas' heartbeats below" },
@@ -123,10 +139,15 @@ export async function alertsFiringNow(
     },
     strategyHalted: { firing: halted.map((s) => `${s.name}: ${s.haltReason ?? 'halted'}`) },
     // The worker's maintenance pass counts them against its own threshold (engine.approvals.waitingAlertMs).
-    approvalsWaiting: fromProcess(() => {
-      const waiting = waitingLong.get('') ?? 0;
-      return waiting > 0 ? [`${waiting} cycle(s) waiting long for approval (treasury-bot approvals)`] : [];
-    }),
+    approvalsWaiting:
+      scope.accounts !== null
+        ? { unknown: EVERY_ACCOUNTS_COUNT }
+        : fromProcess(() => {
+            const waiting = waitingLong.get('') ?? 0;
+            return waiting > 0
+              ? [`${waiting} cycle(s) waiting long for approval (treasury-bot approvals)`]
+              : [];
+          }),
     // This replica's last readiness check; the other replicas' own gauges are Prometheus' to compare.
     clockSkew: fromProcess(() => {
       const seconds = clockSkew.get('') ?? 0;

@@ -1,34 +1,38 @@
 /**
  * The pages of the record: strategies (schedule, next slot, last outcome, pause and resume), one cycle's
  * decision trace with its quote, order and settlement timeline, the orders (filtered, paged, charted), and
- * what needs a person (unsure cycles, halted strategies, discrepancies).
+ * what needs a person (unsure cycles, halted strategies, discrepancies). Every list reads through the
+ * request's account scope, narrowed by its account filter, and names each row's account.
  */
 import { html } from 'hono/html';
 import {
   type ConsoleSession,
   type Cycle,
-  EVERY_ACCOUNT,
+  type OrderRecord,
+  orderSubject,
   SETTLEMENT_STATUSES,
   type SettlementStatus,
 } from '../db/index.js';
-import { ConsoleInputError } from './actions.js';
+import { accountField, accountFilterForm, accountFilterOf, requireVisible } from './accounts.js';
 import { cycleApprovalSection, waitingApprovalsNote } from './approval-pages.js';
 import { cumulativeSpendChart, priceChart } from './charts.js';
-import type { ConsoleContext, PageRequest } from './context.js';
+import { type ConsoleContext, ConsoleInputError, PageNotFound, type PageRequest } from './context.js';
 import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
 import { allows } from './permissions.js';
 import { nextSlotOf, spendOf, viewOf } from './strategy-config.js';
 
 export const ORDERS_PAGE_SIZE = 50;
 
-export class PageNotFound extends Error {
-  override readonly name = 'PageNotFound';
-}
-
-export async function strategiesPage({ database, store, clock }: ConsoleContext, { session }: PageRequest) {
+export async function strategiesPage(context: ConsoleContext, request: PageRequest) {
+  const { database, store, clock } = context;
+  const { session } = request;
   const now = clock();
-  const records = await database.strategies.list();
-  const last = await store.reads.lastCycles(records.map((r) => r.name));
+  const { scope } = accountFilterOf(context, request);
+  const records = await database.strategies.list(scope);
+  const last = await store.reads.lastCycles(
+    records.map((r) => r.name),
+    scope,
+  );
   const canOperate = allows(session.person.role, 'operate');
   const rows = records.map((record) => {
     const view = viewOf(record);
@@ -53,16 +57,17 @@ export async function strategiesPage({ database, store, clock }: ConsoleContext,
             'Pause',
             '/strategies',
           );
-    return html`<tr id="${record.name}"><td>${record.name}</td><td>${record.kind}</td><td><code>${view.schedule ?? '—'}</code> ${view.timezone}</td>
+    return html`<tr id="${record.name}"><td>${record.name}</td><td>${record.account}</td><td>${record.kind}</td><td><code>${view.schedule ?? '—'}</code> ${view.timezone}</td>
 <td>${instant(nextSlotOf(view, now))}</td>
 <td>${cycle ? html`<a href="/cycles/${cycle.id}">${stateBadge(cycle.state)}</a> ${cycle.reasonCode ?? ''} ${instant(cycle.slot)}` : '—'}</td>
 <td>${status}</td><td>${act}</td></tr>`;
   });
-  return table(
-    ['Strategy', 'Kind', 'Schedule', 'Next slot', 'Last outcome', 'Status', ''],
-    rows,
-    'No strategy recorded yet.',
-  );
+  return html`${accountFilterForm(context, request, '/strategies')}
+${table(
+  ['Strategy', 'Account', 'Kind', 'Schedule', 'Next slot', 'Last outcome', 'Status', ''],
+  rows,
+  'No strategy recorded yet.',
+)}`;
 }
 
 function traceTable(trace: unknown): Html {
@@ -80,17 +85,18 @@ function traceTable(trace: unknown): Html {
   );
 }
 
-export async function cyclePage(context: ConsoleContext, _request: PageRequest, id: number): Promise<Html> {
+export async function cyclePage(context: ConsoleContext, request: PageRequest, id: number): Promise<Html> {
   const { database } = context;
   const cycle = await database.cycles.get(id);
   if (!cycle) throw new PageNotFound(`no cycle with id ${id}`);
+  requireVisible(request.scope, cycle.account, `no cycle with id ${id}`);
   const [quotes, order, approval] = await Promise.all([
     database.quotes.forCycle(id),
     database.orders.forCycle(id),
     cycleApprovalSection(context, cycle),
   ]);
   const history = order ? await database.orders.history(order.id) : [];
-  return html`<p>${cycle.strategy}, slot ${instant(cycle.slot)} (${cycle.trigger}): ${stateBadge(cycle.state)} ${cycle.reasonCode ?? ''}
+  return html`<p>${cycle.strategy} (account ${cycle.account}), slot ${instant(cycle.slot)} (${cycle.trigger}): ${stateBadge(cycle.state)} ${cycle.reasonCode ?? ''}
 ${cycle.errorCode ? html`<br>error ${cycle.errorCode}: ${cycle.errorMessage ?? ''}` : ''}</p>
 <h2>Inputs</h2>
 <table><tbody>
@@ -154,7 +160,8 @@ function dateParam(field: string, text: string | undefined): Date | undefined {
  * The orders page's filters, read the same way for the page and for its CSV download; a value that is not
  * one is refused (a download must not quietly widen to every order).
  */
-export function orderFiltersOf(query: Record<string, string | undefined>) {
+export function orderFiltersOf(context: ConsoleContext, request: PageRequest) {
+  const { query } = request;
   if (query.status && !STATUS_SET.has(query.status)) {
     throw new ConsoleInputError(`status: "${query.status}" is not one of ${SETTLEMENT_STATUSES.join(', ')}`);
   }
@@ -164,6 +171,7 @@ export function orderFiltersOf(query: Record<string, string | undefined>) {
     throw new ConsoleInputError(`from (${query.from}) must be before until (${query.until})`);
   }
   return {
+    ...accountFilterOf(context, request),
     strategy: query.strategy || undefined,
     status: (query.status || undefined) as SettlementStatus | undefined,
     from,
@@ -171,18 +179,17 @@ export function orderFiltersOf(query: Record<string, string | undefined>) {
   };
 }
 
-export async function ordersPage(
-  { database, store, clock }: ConsoleContext,
-  { query }: PageRequest,
-): Promise<Html> {
-  const { strategy, status, from, until } = orderFiltersOf(query);
+export async function ordersPage(context: ConsoleContext, request: PageRequest): Promise<Html> {
+  const { database, store, clock } = context;
+  const { query } = request;
+  const { account, scope, strategy, status, from, until } = orderFiltersOf(context, request);
   const beforeId = query.before && /^\d{1,15}$/.test(query.before) ? Number(query.before) : undefined;
   const [rows, strategies] = await Promise.all([
-    store.reads.listOrders({ strategy, status, from, until, beforeId, limit: ORDERS_PAGE_SIZE }),
-    database.strategies.list(),
+    store.reads.listOrders({ scope, strategy, status, from, until, beforeId, limit: ORDERS_PAGE_SIZE }),
+    database.strategies.list(scope),
   ]);
   const keep = new URLSearchParams(
-    Object.entries({ strategy, status, from: query.from, until: query.until }).filter(
+    Object.entries({ account, strategy, status, from: query.from, until: query.until }).filter(
       (entry): entry is [string, string] => Boolean(entry[1]),
     ),
   );
@@ -196,12 +203,13 @@ export async function ordersPage(
     const points = await store.reads.spendPoints(
       chosen.name,
       spend.view.timezone,
-      spend.month.start,
-      spend.month.end,
+      { from: spend.month.start, until: spend.month.end },
+      scope,
     );
     spendChart = html`<h2>Cumulative spend this month</h2>${cumulativeSpendChart(points, spend.view.perMonth, spend.month.start, spend.month.end)}`;
   }
   return html`<form method="get" action="/orders" class="filters">
+${accountField(context, request)}
 <label>Strategy <select name="strategy"><option value="">all</option>${strategies.map((s) => html`<option value="${s.name}" ${s.name === strategy ? 'selected' : ''}>${s.name}</option>`)}</select></label>
 <label>State <select name="status"><option value="">all</option>${SETTLEMENT_STATUSES.map((s) => html`<option value="${s}" ${s === status ? 'selected' : ''}>${s}</option>`)}</select></label>
 <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
@@ -212,11 +220,11 @@ export async function ordersPage(
 ${priceChart(rows.map((o) => ({ at: o.serviceTimestamp, price: o.price })))}
 ${spendChart}
 ${table(
-  ['Order', 'Strategy', 'Cycle', 'When', 'Amount', 'Price', 'State'],
+  ['Order', 'Account', 'Strategy', 'Cycle', 'When', 'Amount', 'Price', 'State'],
   rows.map(
     (
       o,
-    ) => html`<tr><td><code>${o.serviceOrderId}</code></td><td>${o.strategy ?? o.origin}</td><td>${o.cycleId ? html`<a href="/cycles/${o.cycleId}">${o.cycleId}</a>` : '—'}</td>
+    ) => html`<tr><td><code>${o.serviceOrderId}</code></td><td>${o.account}</td><td>${o.strategy ?? o.origin}</td><td>${o.cycleId ? html`<a href="/cycles/${o.cycleId}">${o.cycleId}</a>` : '—'}</td>
 <td>${instant(o.serviceTimestamp)}</td><td class="num">${money(o.amount)}</td><td class="num">${o.price.toString()}</td><td>${stateBadge(o.status)}</td></tr>`,
   ),
   'No order matches.',
@@ -225,7 +233,7 @@ ${next ? html`<p><a href="${next}">Older orders →</a></p>` : ''}`;
 }
 
 const cycleCells = (cycle: Cycle) =>
-  html`<td><a href="/cycles/${cycle.id}">${cycle.id}</a></td><td>${cycle.strategy}</td><td>${instant(cycle.slot)}</td>`;
+  html`<td><a href="/cycles/${cycle.id}">${cycle.id}</a></td><td>${cycle.account}</td><td>${cycle.strategy}</td><td>${instant(cycle.slot)}</td>`;
 
 /** The operator's two decisions on an unsure cycle, as `treasury-bot resolve` takes them. */
 function resolveForms(session: ConsoleSession, cycle: Cycle): Html {
@@ -238,33 +246,33 @@ ${actionButton(session, `/cycles/${cycle.id}/not-placed`, 'Declare not placed', 
 /** Orders the service has that no cycle of ours placed: at most this many of the newest. */
 const EXTERNAL_SHOWN = 50;
 
-export async function attentionPage(
-  { database, store }: ConsoleContext,
-  { session }: PageRequest,
-): Promise<Html> {
+export async function attentionPage(context: ConsoleContext, request: PageRequest): Promise<Html> {
+  const { database, store } = context;
+  const { session } = request;
+  const { scope } = accountFilterOf(context, request);
   const [waiting, unsure, halted, flagged, external] = await Promise.all([
-    waitingApprovalsNote(database),
-    database.cycles.listByState(EVERY_ACCOUNT, 'unsure', 200),
-    database.strategies.listHalted(EVERY_ACCOUNT),
-    database.cycles.listWithDiscrepancy(EVERY_ACCOUNT, 100),
-    store.reads.listOrders({ origin: 'external', limit: EXTERNAL_SHOWN }),
+    waitingApprovalsNote(database, scope),
+    database.cycles.listByState(scope, 'unsure', 200),
+    database.strategies.listHalted(scope),
+    database.cycles.listWithDiscrepancy(scope, 100),
+    store.reads.listOrders({ scope, origin: 'external', limit: EXTERNAL_SHOWN }),
   ]);
   const canOperate = allows(session.person.role, 'operate');
-  const acknowledged = await store.reads.acknowledgements(external.map((o) => o.serviceOrderId));
-  const acknowledgement = (serviceOrderId: string) => {
-    const done = acknowledged.get(serviceOrderId);
+  const acknowledged = await store.reads.acknowledgements(external);
+  const acknowledgement = (order: OrderRecord) => {
+    const done = acknowledged.get(orderSubject(order.account, order.serviceOrderId));
     if (done) return html`acknowledged by ${done.actor}, ${instant(done.at)}`;
     if (!canOperate) return html`<strong>not acknowledged</strong>`;
-    return html`<form method="post" action="/orders/${encodeURIComponent(serviceOrderId)}/acknowledge" class="inline">${csrfField(session)}<input type="hidden" name="back" value="/attention">
-<input name="note" maxlength="500" size="18" placeholder="whose order (optional)" aria-label="note on order ${serviceOrderId}"><button type="submit">Acknowledge</button></form>`;
+    return html`<form method="post" action="/orders/${encodeURIComponent(order.serviceOrderId)}/acknowledge" class="inline">${csrfField(session)}<input type="hidden" name="back" value="/attention"><input type="hidden" name="account" value="${order.account}">
+<input name="note" maxlength="500" size="18" placeholder="whose order (optional)" aria-label="note on order ${order.serviceOrderId}"><button type="submit">Acknowledge</button></form>`;
   };
-  return html`${waiting}<h2>Unsure cycles</h2>
+  return html`${accountFilterForm(context, request, '/attention')}${waiting}<h2>Unsure cycles</h2>
 <p>The worker could not tell whether these orders were placed. If the service has the cycle's order (an
 external order below, or one named in its strategy's halt reason), adopt it by the service's order id: it is
 read from the service and recorded as this cycle's. If you checked that the service has none, declare it not
 placed. Each decision goes to the audit log with your name.</p>
 ${table(
-  ['Cycle', 'Strategy', 'Slot', 'Quote', 'Amount', 'State', ''],
+  ['Cycle', 'Account', 'Strategy', 'Slot', 'Quote', 'Amount', 'State', ''],
   unsure.map(
     (c) =>
       html`<tr>${cycleCells(c)}<td><code>${c.quoteId ?? '—'}</code></td><td class="num">${money(c.amount)}</td><td>${stateBadge(c.state)} ${c.reasonCode ?? ''} ${c.errorMessage ?? ''}</td><td>${canOperate ? resolveForms(session, c) : ''}</td></tr>`,
@@ -273,10 +281,10 @@ ${table(
 )}
 <h2>Halted strategies</h2>
 ${table(
-  ['Strategy', 'Since', 'Reason', ''],
+  ['Strategy', 'Account', 'Since', 'Reason', ''],
   halted.map(
     (s) =>
-      html`<tr><td>${s.name}</td><td>${instant(s.haltedAt)}</td><td>${s.haltReason ?? ''}</td><td>${canOperate ? actionButton(session, `/strategies/${encodeURIComponent(s.name)}/resume`, 'Resume', '/attention') : ''}</td></tr>`,
+      html`<tr><td>${s.name}</td><td>${s.account}</td><td>${instant(s.haltedAt)}</td><td>${s.haltReason ?? ''}</td><td>${canOperate ? actionButton(session, `/strategies/${encodeURIComponent(s.name)}/resume`, 'Resume', '/attention') : ''}</td></tr>`,
   ),
   'No halted strategy.',
 )}
@@ -284,7 +292,7 @@ ${table(
 <p>Orders of ours that the service reports with figures other than asked and quoted. They are recorded as the
 service has them, and their strategy is halted until someone resumes it.</p>
 ${table(
-  ['Cycle', 'Strategy', 'Slot', 'Order', 'Field', 'Expected', 'Service says'],
+  ['Cycle', 'Account', 'Strategy', 'Slot', 'Order', 'Field', 'Expected', 'Service says'],
   flagged.map(
     (c) =>
       html`<tr>${cycleCells(c)}<td><code>${c.serviceOrderId ?? '—'}</code></td>${differenceCells(c)}</tr>`,
@@ -296,10 +304,10 @@ ${table(
 external so that the books hold every order. If one is an unsure cycle's, adopt it above (it then leaves this
 list); if it is known to you, acknowledge it (the audit log keeps who and when).</p>
 ${table(
-  ['Order', 'When', 'Symbol', 'Amount', 'Price', 'State', ''],
+  ['Order', 'Account', 'When', 'Symbol', 'Amount', 'Price', 'State', ''],
   external.map(
     (o) =>
-      html`<tr><td><code>${o.serviceOrderId}</code></td><td>${instant(o.serviceTimestamp)}</td><td>${o.symbol}</td><td class="num">${money(o.amount)}</td><td class="num">${o.price.toString()}</td><td>${stateBadge(o.status)}</td><td>${acknowledgement(o.serviceOrderId)}</td></tr>`,
+      html`<tr><td><code>${o.serviceOrderId}</code></td><td>${o.account}</td><td>${instant(o.serviceTimestamp)}</td><td>${o.symbol}</td><td class="num">${money(o.amount)}</td><td class="num">${o.price.toString()}</td><td>${stateBadge(o.status)}</td><td>${acknowledgement(o)}</td></tr>`,
   ),
   'No external order.',
 )}`;

@@ -12,26 +12,27 @@ import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
 import { PurchaseApiError } from '../api/index.js';
-import { ApprovalError, ConsoleActionError, EVERY_ACCOUNT, PeopleError } from '../db/index.js';
+import { AccountNotInScopeError, ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
 import { registerReportRoutes, sendOrderExport } from '../reports/index.js';
-import { CONSOLE_ACTIONS, ConsoleInputError, safeBack } from './actions.js';
+import { accountFilterOf } from './accounts.js';
+import { CONSOLE_ACTIONS, safeBack } from './actions.js';
 import { auditPage, usersPage } from './admin-pages.js';
 import { APPROVAL_ACTIONS } from './approval-actions.js';
 import { approvalsPage } from './approval-pages.js';
-import type { ConsoleContext, PageRequest } from './context.js';
-import { CONSOLE_CSS, type Html, page, sendPage } from './layout.js';
+import {
+  type ConsoleContext,
+  ConsoleInputError,
+  type ConsoleRequest,
+  PageNotFound,
+  type PageRequest,
+  scopeOf,
+} from './context.js';
+import { CONSOLE_CSS, type Html, instant, page, sendPage, table } from './layout.js';
 import { registerLogin } from './login.js';
 import { overviewPage } from './overview-page.js';
 import type { Permission } from './permissions.js';
-import {
-  attentionPage,
-  cyclePage,
-  orderFiltersOf,
-  ordersPage,
-  PageNotFound,
-  strategiesPage,
-} from './record-pages.js';
+import { attentionPage, cyclePage, orderFiltersOf, ordersPage, strategiesPage } from './record-pages.js';
 import {
   ConsoleRefusal,
   loadSession,
@@ -77,6 +78,16 @@ const PAGES: {
 function cycleIdOf(text: string | undefined): number {
   if (!text || !/^[1-9]\d{0,14}$/.test(text)) throw new PageNotFound(`no cycle with id ${text}`);
   return Number(text);
+}
+
+/** Who asks, made once per request from the session the access check let through: the one scope. */
+function consoleRequestOf(request: FastifyRequest): ConsoleRequest {
+  const session = sessionOf(request);
+  return { session, scope: scopeOf(session.person) };
+}
+
+function pageRequestOf(request: FastifyRequest): PageRequest {
+  return { ...consoleRequestOf(request), query: request.query as Record<string, string | undefined> };
 }
 
 export function registerConsole(app: FastifyInstance, context: ConsoleContext): void {
@@ -142,14 +153,13 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
 
     for (const { path, title, permission, render } of PAGES) {
       scope.get(path, { config: { requires: permission } }, async (request, reply) => {
-        const session = sessionOf(request);
+        const asked = pageRequestOf(request);
         const params = request.params as Record<string, string>;
-        const query = request.query as Record<string, string | undefined>;
-        const body = await render(context, { session, query }, params);
+        const body = await render(context, asked, params);
         return sendPage(
           reply,
           200,
-          page({ title: typeof title === 'string' ? title : title(params), session, body }),
+          page({ title: typeof title === 'string' ? title : title(params), session: asked.session, body }),
         );
       });
     }
@@ -158,34 +168,54 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
       const { name } = request.params as { name: string };
       return reply.redirect(`/strategies#${encodeURIComponent(name)}`, 303);
     });
+    // An order id is unique only within its account: `?account=` names it, else each account seen is asked.
     scope.get('/orders/:id', { config: { requires: 'read' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
-      const order = await context.database.orders.getByServiceId(id);
-      if (!order?.cycleId) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
-      return reply.redirect(`/cycles/${order.cycleId}`, 303);
+      const asked = pageRequestOf(request);
+      const { scope } = accountFilterOf(context, asked);
+      // Every account by name: the orders' key (account, service order id) leads with the account.
+      const accounts = scope.accounts ?? [...context.accounts.keys()];
+      const found = (await context.store.reads.ordersByServiceId(id, { accounts })).filter(
+        (order) => order.cycleId !== null,
+      );
+      const [only] = found;
+      if (!only) throw new PageNotFound(`no order ${id} of a cycle is recorded`);
+      if (found.length === 1) return reply.redirect(`/cycles/${only.cycleId}`, 303);
+      const body = table(
+        ['Account', 'Cycle', 'Placed'],
+        found.map(
+          (o) =>
+            html`<tr><td>${o.account}</td><td><a href="/cycles/${o.cycleId}">${o.cycleId}</a></td><td>${instant(o.serviceTimestamp)}</td></tr>`,
+        ),
+        '',
+      );
+      return sendPage(reply, 200, page({ title: `Order ${id}`, session: asked.session, body }));
     });
     // The orders page's download: every order its filters match, not one page, as `export orders` writes it.
     scope.get('/orders.csv', { config: { requires: 'read' } }, async (request, reply) => {
-      const { strategy, status, from, until } = orderFiltersOf(request.query as Record<string, string>);
-      const period = { start: from ?? BEGINNING, end: until ?? END_OF_TIME };
+      const filters = orderFiltersOf(context, pageRequestOf(request));
+      const period = { start: filters.from ?? BEGINNING, end: filters.until ?? END_OF_TIME };
       reply.header('content-disposition', 'attachment; filename="orders.csv"');
       return sendOrderExport(reply, context.database, period, {
         format: 'csv',
-        filter: { strategy, status },
-        scope: EVERY_ACCOUNT,
+        scope: filters.scope,
+        filter: { strategy: filters.strategy, status: filters.status },
       });
     });
     scope.get('/live', { config: { requires: 'read', passive: true } }, async (request, reply) => {
-      const session = sessionOf(request);
-      return sendPage(reply, 200, await overviewPage(context, { session, query: {} }));
+      return sendPage(reply, 200, await overviewPage(context, pageRequestOf(request)));
     });
-    // The report figures for spreadsheets and BI tools, under the same sessions and roles as the pages.
+    // The report figures for spreadsheets and BI tools, under the same sessions, roles and account scopes
+    // as the pages.
     if (context.reports) {
+      const readable = [...context.accounts].flatMap(([name, { client }]) =>
+        client ? [[name, { client }] as const] : [],
+      );
       registerReportRoutes(scope, {
         database: context.database,
-        accounts: context.accounts,
+        accounts: new Map(readable),
         timeZone: context.reports.timeZone,
-        scopeOf: () => EVERY_ACCOUNT,
+        scopeOf: (request) => accountFilterOf(context, pageRequestOf(request)).scope,
       });
     }
 
@@ -200,10 +230,10 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
 
     for (const action of [...CONSOLE_ACTIONS, ...APPROVAL_ACTIONS]) {
       scope.post(action.path, { config: { requires: action.permission } }, async (request, reply) => {
-        const session = sessionOf(request);
-        requireCsrf(request, session);
+        const asked = consoleRequestOf(request);
+        requireCsrf(request, asked.session);
         const body = (request.body ?? {}) as Record<string, unknown>;
-        await action.run(context, session, request.params as Record<string, string>, body);
+        await action.run(context, asked, request.params as Record<string, string>, body);
         return reply.redirect(safeBack(body.back), 303);
       });
     }
@@ -243,6 +273,12 @@ async function renderError(
     }
     if (error.status === 401 && request.method === 'GET') return reply.redirect('/login', 303);
     return show(error.status, error.message);
+  }
+  // `?account=` naming an account the person does not see, or none of the deployment: the same answer.
+  if (error instanceof AccountNotInScopeError) {
+    const message = `account: ${error.message}`;
+    if (request.url.startsWith('/api/')) return reply.code(400).send({ error: message });
+    return show(400, message);
   }
   if (request.url.startsWith('/api/')) {
     context.logger.error({ err: error, url: request.routeOptions.url }, 'report request failed');

@@ -69,6 +69,10 @@ export interface StrategySpend {
 /** Today's and this month's spend in the strategy's own calendar, as its budget rules count it. */
 export async function spendOf(database: Database, view: StrategyView, now: Date): Promise<StrategySpend> {
   const periods = budgetPeriods(view.timezone, now);
-  const figures = await database.cycles.spendFigures({ strategy: view.record.name, periods });
+  const figures = await database.cycles.spendFigures({
+    strategy: view.record.name,
+    account: view.record.account,
+    periods,
+  });
   return { view, spentDay: figures.spentDay, spentMonth: figures.spentMonth, month: periods.month };
 }

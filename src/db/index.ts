@@ -61,8 +61,15 @@ export {
 } from './repositories/approvals.js';
 export type { AuditAction, AuditEntry, AuditRecord, AuditRepository } from './repositories/audit.js';
 export type { BalancesRepository } from './repositories/balances.js';
-export { ConsoleActionError, type ConsoleActions } from './repositories/console-actions.js';
-export type { ConsoleReads, OrderFilter, OrderListed, SpendPoint } from './repositories/console-reads.js';
+export { ConsoleActionError, type ConsoleActions, orderSubject } from './repositories/console-actions.js';
+export type {
+  AuditListed,
+  ConsoleReads,
+  OpenOrders,
+  OrderFilter,
+  OrderListed,
+  SpendPoint,
+} from './repositories/console-reads.js';
 export { type ConsoleStore, openConsoleStore } from './repositories/console-store.js';
 export type { ControlRepository } from './repositories/control.js';
 export type { CyclesRepository } from './repositories/cycles.js';
@@ -88,6 +95,7 @@ export type { OrdersRepository } from './repositories/orders.js';
 export {
   APPROVER_ROLES,
   type ConsoleSession,
+  type NewPerson,
   PeopleError,
   type PeopleRepository,
   type Person,

@@ -22,6 +22,7 @@ describe('console attention: adopt an order', () => {
     const { database } = console.test;
     const cycle = await database.cycles.claimSlot({
       strategy: STRATEGY,
+      account: 'default',
       slot: new Date(Date.UTC(2026, 1, 1, 0, 0, slot++)),
       trigger: 'schedule',
       owner: 'test',
@@ -52,7 +53,7 @@ describe('console attention: adopt an order', () => {
   beforeAll(async () => {
     console = await startTestConsole();
     await console.test.database.strategies.upsertSeen([
-      { name: STRATEGY, kind: 'dca', config: { name: STRATEGY }, hash: 'h' },
+      { name: STRATEGY, kind: 'dca', account: 'default', config: { name: STRATEGY }, hash: 'h' },
     ]);
     operator = await loggedIn(console, 'operator');
   }, 60_000);
@@ -84,7 +85,7 @@ describe('console attention: adopt an order', () => {
       reasonCode: 'operator_resolved',
       serviceOrderId: orderId,
     });
-    const order = await database.orders.getByServiceId(orderId);
+    const order = await database.orders.getByServiceId('default', orderId);
     expect(order).toMatchObject({ cycleId: id, origin: 'cycle' });
     expect(order?.amount.toFixed(2)).toBe('250.00');
     const [entry] = await console.store.audit.list({ limit: 1 });
@@ -101,10 +102,14 @@ describe('console attention: adopt an order', () => {
     const id = await unsureCycle();
     const orderId = await orderAtService();
     const detail = await console.client.getOrder(orderId);
-    await console.test.database.orders.recordExternal({ ...detail, quoteId: detail.quoteId });
+    await console.test.database.orders.recordExternal({
+      ...detail,
+      account: 'default',
+      quoteId: detail.quoteId,
+    });
     expect((await operator.get('/attention')).body).toContain(`<code>${orderId}</code>`);
     expect((await adopt(id, orderId)).status).toBe(303);
-    expect(await console.test.database.orders.getByServiceId(orderId)).toMatchObject({
+    expect(await console.test.database.orders.getByServiceId('default', orderId)).toMatchObject({
       cycleId: id,
       origin: 'cycle',
     });
@@ -147,7 +152,7 @@ describe('console attention: adopt an order', () => {
     expect(malformed.body).not.toContain('<script>x');
 
     expect((await console.test.database.cycles.get(other))?.state).toBe('unsure');
-    expect(await console.test.database.orders.getByServiceId(orderId)).toBeNull();
+    expect(await console.test.database.orders.getByServiceId('default', orderId)).toBeNull();
     expect(await lastAuditId()).toBe(before);
   });
 
@@ -158,7 +163,14 @@ describe('console attention: adopt an order', () => {
       destination: new Writable({ write: (_c, _e, done) => done() }),
     });
     const { database } = console.test;
-    registerConsole(server, { database, store: console.store, clock: () => new Date(), logger });
+    // The deployment has its account, but no address and token for it here.
+    registerConsole(server, {
+      database,
+      store: console.store,
+      clock: () => new Date(),
+      logger,
+      accounts: new Map([['default', { name: 'default' }]]),
+    });
     const port = await listen(server, '127.0.0.1', 0);
     try {
       const alone = new ConsoleClient(`http://127.0.0.1:${port}`);
@@ -169,7 +181,9 @@ describe('console attention: adopt an order', () => {
         order: await orderAtService(),
       });
       expect(answer.status).toBe(400);
-      expect(answer.body).toContain('set TREASURY_API_URL and its token for `treasury-bot console`');
+      expect(answer.body).toContain(
+        'the purchase service of account default, and this console has none: use the console of `treasury-bot run`, or give the account its url and token',
+      );
       expect((await database.cycles.get(id))?.state).toBe('unsure');
     } finally {
       await server.close();
@@ -179,6 +193,7 @@ describe('console attention: adopt an order', () => {
   describe('external orders', () => {
     async function external(id: string) {
       await console.test.database.orders.recordExternal({
+        account: 'default',
         id,
         symbol: 'USDTBRL',
         amount: new Decimal('500.00'),
@@ -191,6 +206,7 @@ describe('console attention: adopt an order', () => {
       return operator.post(`/orders/${id}/acknowledge`, {
         _csrf: await operator.csrfFrom('/attention'),
         note,
+        account: 'default',
         back: '/attention',
       });
     }
@@ -230,7 +246,7 @@ describe('console attention: adopt an order', () => {
       expect(ours.body).toContain(`order ${orderId} is cycle ${id}&#39;s, not external`);
       const unknown = await acknowledge('NO-SUCH-ORDER');
       expect(unknown.status).toBe(409);
-      expect(unknown.body).toContain('no order NO-SUCH-ORDER is recorded');
+      expect(unknown.body).toContain('no order NO-SUCH-ORDER of account default is recorded');
       expect(await lastAuditId()).toBe(before);
     });
   });

@@ -34,7 +34,9 @@ describe.each(testBackends())('audit log on %s', (backend: TestBackend) => {
   beforeAll(async () => {
     test = await createTestDatabase(backend);
     store = openConsoleStore(test.database);
-    await test.database.strategies.upsertSeen([{ name: 'audited', kind: 'dca', config: {}, hash: 'h' }]);
+    await test.database.strategies.upsertSeen([
+      { name: 'audited', kind: 'dca', account: 'default', config: {}, hash: 'h' },
+    ]);
   });
 
   afterAll(async () => {
@@ -56,6 +58,7 @@ describe.each(testBackends())('audit log on %s', (backend: TestBackend) => {
     await store.actions.pauseStrategy('audited', 'ana', 'checking');
     const cycle = await test.database.cycles.claimSlot({
       strategy: 'audited',
+      account: 'default',
       slot: new Date('2026-01-01T10:00:00Z'),
       trigger: 'schedule',
       owner: 'test',

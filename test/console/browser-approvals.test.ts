@@ -63,7 +63,13 @@ describe.skipIf(!CHROMIUM)('console approvals in Chromium', { timeout: 90_000 },
       level: 'silent',
       destination: new Writable({ write: (_c, _e, done) => done() }),
     });
-    registerConsole(server, { database: bench.database, store, clock: () => new Date(), logger });
+    registerConsole(server, {
+      database: bench.database,
+      store,
+      clock: () => new Date(),
+      logger,
+      accounts: new Map([['default', { name: 'default' }]]),
+    });
     url = `http://127.0.0.1:${await listen(server, '127.0.0.1', 0)}`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
   }, 120_000);
@@ -99,7 +105,7 @@ describe.skipIf(!CHROMIUM)('console approvals in Chromium', { timeout: 90_000 },
     const page = await logIn('victor');
     await page.goto(`${url}/approvals`);
     await expect(page.locator(`tr#cycle-${id}`).count()).resolves.toBe(1);
-    await expect(page.locator('main button').count()).resolves.toBe(0);
+    await expect(page.locator('main form[method=post] button').count()).resolves.toBe(0);
     const csrf = await page.locator('input[name=_csrf]').first().getAttribute('value');
     const forged = await page.request.post(`${url}/cycles/${id}/approve`, { form: { _csrf: csrf ?? '' } });
     expect(forged.status()).toBe(403);

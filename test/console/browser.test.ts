@@ -84,7 +84,7 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     const [cycle] = await database.cycles.listRecent(EVERY_ACCOUNT, { limit: 1 });
     cycleId = cycle!.id;
     await database.strategies.upsertSeen([
-      { name: INJECTED, kind: 'dca', config: { name: INJECTED }, hash: 'h' },
+      { name: INJECTED, kind: 'dca', account: 'default', config: { name: INJECTED }, hash: 'h' },
     ]);
     await database.strategies.halt(INJECTED, `halted because ${INJECTED}`);
 
@@ -99,7 +99,13 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
       level: 'silent',
       destination: new Writable({ write: (_c, _e, done) => done() }),
     });
-    registerConsole(server, { database, store, clock: () => new Date(), logger, client });
+    registerConsole(server, {
+      database,
+      store,
+      clock: () => new Date(),
+      logger,
+      accounts: new Map([['default', { name: 'default', client }]]),
+    });
     url = `http://127.0.0.1:${await listen(server, '127.0.0.1', 0)}`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
   }, 120_000);
@@ -118,7 +124,7 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     await logIn(page, 'alice');
     await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
     const spend = page.locator('tr', { hasText: NAME });
-    await expect(spend.locator('td').nth(1).textContent()).resolves.toMatch(/^2\d\d\.\d\d$/);
+    await expect(spend.locator('td').nth(2).textContent()).resolves.toMatch(/^2\d\d\.\d\d$/);
     await expect(page.locator('.card', { hasText: 'placed' }).locator('b').textContent()).resolves.toBe('1');
     await expect(page.locator('button', { hasText: 'Pause all' }).count()).resolves.toBe(1);
     // htmx replaces the live part in place, and the fresh part keeps refreshing: wait for two refreshes.
@@ -153,9 +159,9 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
   it('shows a viewer no buttons, and the server refuses the viewer’s forged request', async () => {
     const page = await newPage();
     await logIn(page, 'victor');
-    await expect(page.locator('main button').count()).resolves.toBe(0);
+    await expect(page.locator('main form[method=post] button').count()).resolves.toBe(0);
     await page.goto(`${url}/attention`);
-    await expect(page.locator('main button').count()).resolves.toBe(0);
+    await expect(page.locator('main form[method=post] button').count()).resolves.toBe(0);
     const csrf = await page.locator('input[name=_csrf]').first().getAttribute('value');
     const forged = await page.request.post(`${url}/kill-switch/pause`, { form: { _csrf: csrf ?? '' } });
     expect(forged.status()).toBe(403);
@@ -200,6 +206,7 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
   it("adopts an unsure cycle's order from the Attention page as an operator", async () => {
     const claimed = await database.cycles.claimSlot({
       strategy: NAME,
+      account: 'default',
       slot: new Date('2031-01-01T10:00:00Z'),
       trigger: 'schedule',
       owner: 'browser-test',
@@ -235,9 +242,11 @@ describe.skipIf(!CHROMIUM)('web console in Chromium', { timeout: 90_000 }, () =>
     ]);
     expect(download.suggestedFilename()).toBe('orders.csv');
     const lines = (await readFile((await download.path())!, 'utf8')).trim().split('\r\n');
-    expect(lines[0]).toMatch(/^orderId,origin,strategy,/);
+    expect(lines[0]).toMatch(/^account,orderId,origin,strategy,/);
     const cycleOrder = await database.orders.forCycle(cycleId);
-    expect(lines.some((line) => line.startsWith(`${cycleOrder!.serviceOrderId},cycle,${NAME},`))).toBe(true);
+    expect(
+      lines.some((line) => line.startsWith(`default,${cycleOrder!.serviceOrderId},cycle,${NAME},`)),
+    ).toBe(true);
   });
 
   it('logs out: the pages ask for a login again', async () => {

@@ -97,6 +97,41 @@ describe('user and audit commands', { timeout: 120_000 }, () => {
     expect((await running.exited).code).toBe(0);
   });
 
+  it('limits a person to accounts of the settings with --accounts, refusing an unknown one and an admin', async () => {
+    const config = join(folder, 'accounts.yaml');
+    await writeFile(config, 'accounts:\n  - name: alpha\n  - name: beta\n');
+    const several = { ...env, TREASURY_CONFIG: config };
+    const password = ['--password-file', join(folder, 'first')];
+    const add = await runCommand(
+      ['user', 'add', 'lena', '--role', 'viewer', '--accounts', 'alpha,beta', ...password],
+      several,
+    );
+    expect(add.code, add.stderr).toBe(0);
+    expect(add.stdout).toContain('user lena added as viewer, limited to alpha, beta');
+    const unknown = await runCommand(
+      ['user', 'add', 'luis', '--role', 'viewer', '--accounts', 'alpha,gamma', ...password],
+      several,
+    );
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(
+      /--accounts: no account named "gamma" in the settings \(accounts: alpha, beta\)/,
+    );
+    const admin = await runCommand(
+      ['user', 'add', 'luis', '--role', 'admin', '--accounts', 'alpha', ...password],
+      several,
+    );
+    expect(admin.code).toBe(1);
+    expect(admin.stderr).toMatch(/--accounts cannot limit an admin, who sees every account/);
+
+    const table = await runCommand(['user', 'list'], several);
+    expect(table.stdout).toMatch(/^lena +viewer +alpha,beta /m);
+    const list = await runCommand(['user', 'list', '--json'], several);
+    const people = JSON.parse(list.stdout) as { name: string; accounts: string[] | null }[];
+    expect(people.find((p) => p.name === 'lena')?.accounts).toEqual(['alpha', 'beta']);
+    expect(people.find((p) => p.name === 'alice')?.accounts).toBeNull();
+    expect(people.some((p) => p.name === 'luis')).toBe(false);
+  });
+
   it('names every role in the help of user add', async () => {
     // The help spells the roles out (it must not load the database layer to read ROLES).
     const help = await runCommand(['user', 'add', '--help'], env);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AlertsNow, alertsFiringNow } from '../../src/console/firing-alerts.js';
+import { EVERY_ACCOUNT } from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { ALERT_RULES, EVENT_WINDOW_MS } from '../../src/observability/alert-rules.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -33,18 +34,25 @@ describe('console: alerts that fire now', () => {
     strategies: await console.test.database.strategies.list(),
   });
   const evaluate = async (now: Date, processFacts?: ProcessFacts) =>
-    alertsFiringNow({ ...consoleContext(), ...(processFacts ? { processFacts } : {}) }, now, await records());
+    alertsFiringNow(
+      { ...consoleContext(), ...(processFacts ? { processFacts } : {}) },
+      now,
+      await records(),
+      EVERY_ACCOUNT,
+    );
   const consoleContext = () => ({
     database: console.test.database,
     store: console.store,
     clock: () => console.now.value,
     logger: { error() {}, warn() {}, info() {} },
+    accounts: new Map([['default', { name: 'default' }]]),
   });
 
   async function unsureCycle(strategy: string): Promise<number> {
     const { database } = console.test;
     const cycle = await database.cycles.claimSlot({
       strategy,
+      account: 'default',
       slot: new Date(Date.UTC(2026, 0, 1, 0, 0, slot++)),
       trigger: 'schedule',
       owner: 'test',
@@ -57,9 +65,9 @@ describe('console: alerts that fire now', () => {
   beforeAll(async () => {
     console = await startTestConsole();
     await console.test.database.strategies.upsertSeen([
-      { name: 'alerting', kind: 'dca', config: { name: 'alerting' }, hash: 'h' },
-      { name: 'discrepant', kind: 'dca', config: { name: 'discrepant' }, hash: 'h' },
-      { name: 'stuck', kind: 'dca', config: { name: 'stuck' }, hash: 'h' },
+      { name: 'alerting', kind: 'dca', account: 'default', config: { name: 'alerting' }, hash: 'h' },
+      { name: 'discrepant', kind: 'dca', account: 'default', config: { name: 'discrepant' }, hash: 'h' },
+      { name: 'stuck', kind: 'dca', account: 'default', config: { name: 'stuck' }, hash: 'h' },
     ]);
     viewer = await loggedIn(console, 'viewer');
   }, 60_000);
@@ -112,6 +120,7 @@ describe('console: alerts that fire now', () => {
     await console.test.database.orders.recordPlacedWithCycle(
       id,
       {
+        account: 'default',
         id: 'DISCREPANT1',
         symbol: 'USDTBRL',
         amount: new Decimal('100'),
@@ -135,6 +144,7 @@ describe('console: alerts that fire now', () => {
     const { order } = await console.test.database.orders.recordPlacedWithCycle(
       id,
       {
+        account: 'default',
         id: 'STUCK1',
         symbol: 'USDTBRL',
         amount: new Decimal('100'),

@@ -64,6 +64,7 @@ describe.each(testBackends())(
         store,
         clock: () => new Date(),
         logger,
+        accounts: new Map([['default', { name: 'default' }]]),
         oidc,
         localLogin,
       });

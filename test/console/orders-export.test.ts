@@ -19,6 +19,7 @@ describe('console orders: CSV download', () => {
     const { database } = console.test;
     const cycle = await database.cycles.claimSlot({
       strategy,
+      account: 'default',
       slot: new Date(Date.UTC(2026, 2, 1, 0, 0, slot++)),
       trigger: 'schedule',
       owner: 'test',
@@ -28,6 +29,7 @@ describe('console orders: CSV download', () => {
     await database.orders.recordPlacedWithCycle(
       cycle!.id,
       {
+        account: 'default',
         id,
         symbol: 'USDTBRL',
         amount: new Decimal('100'),
@@ -45,8 +47,8 @@ describe('console orders: CSV download', () => {
   beforeAll(async () => {
     console = await startTestConsole();
     await console.test.database.strategies.upsertSeen([
-      { name: 'alpha', kind: 'dca', config: { name: 'alpha' }, hash: 'ha' },
-      { name: 'beta', kind: 'dca', config: { name: 'beta' }, hash: 'hb' },
+      { name: 'alpha', kind: 'dca', account: 'default', config: { name: 'alpha' }, hash: 'ha' },
+      { name: 'beta', kind: 'dca', account: 'default', config: { name: 'beta' }, hash: 'hb' },
     ]);
     await order('alpha', 'A-MARCH-PENDING', '2026-03-02T10:00:00Z', 'pending');
     await order('alpha', 'A-MARCH-SETTLED', '2026-03-03T10:00:00Z', 'settled');

@@ -23,6 +23,7 @@ describe('console roles × actions', () => {
     const { database } = console.test;
     const cycle = await database.cycles.claimSlot({
       strategy: UNSURE,
+      account: 'default',
       slot: new Date(Date.UTC(2026, 0, 1, 0, 0, slotSeconds++)),
       trigger: 'schedule',
       owner: 'test',
@@ -50,6 +51,7 @@ describe('console roles × actions', () => {
       case '/orders/:id/acknowledge': {
         const id = `EXTERNAL-${role}-${slotSeconds++}`;
         await console.test.database.orders.recordExternal({
+          account: 'default',
           id,
           symbol: 'USDTBRL',
           amount: new Decimal('100.00'),
@@ -57,7 +59,7 @@ describe('console roles × actions', () => {
           side: 'buy',
           timestamp: new Date(),
         });
-        return { path: path.replace(':id', id), form: { note: 'placed by the desk' } };
+        return { path: path.replace(':id', id), form: { note: 'placed by the desk', account: 'default' } };
       }
       case '/users':
         return {
@@ -81,10 +83,11 @@ describe('console roles × actions', () => {
       {
         name: STRATEGY,
         kind: 'dca',
+        account: 'default',
         config: { name: STRATEGY, schedule: '0 10 * * *', timezone: 'UTC' },
         hash: 'h',
       },
-      { name: UNSURE, kind: 'dca', config: { name: UNSURE }, hash: 'h' },
+      { name: UNSURE, kind: 'dca', account: 'default', config: { name: UNSURE }, hash: 'h' },
     ]);
     for (const role of ROLES) clients.set(role, await loggedIn(console, role));
   }, 60_000);

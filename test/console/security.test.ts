@@ -111,7 +111,7 @@ describe('console sessions and forms', () => {
   it('renders a name or reason carrying markup as text', async () => {
     const injected = '<script>alert("x")</script><img src=x onerror=alert(1)>';
     await console.test.database.strategies.upsertSeen([
-      { name: injected, kind: 'dca', config: { name: injected }, hash: 'h' },
+      { name: injected, kind: 'dca', account: 'default', config: { name: injected }, hash: 'h' },
     ]);
     await console.test.database.strategies.halt(injected, `<b>halted</b>${injected}`);
     const viewer = await loggedIn(console, 'viewer');

@@ -1,7 +1,8 @@
 /**
  * A console on a real listener (port 0) over a test database and the real sandbox (port 0, for adopting
- * orders), people of every role, and a small client that keeps cookies the way a browser does and reads
- * the CSRF token out of the pages it is served.
+ * orders; one sandbox account per account of the console, each with its own token), people of every role
+ * (seeing every account), and a small client that keeps cookies the way a browser does and reads the CSRF
+ * token out of the pages it is served.
  */
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -12,7 +13,7 @@ import { type ConsoleStore, openConsoleStore, ROLES, type Role } from '../../src
 import { createReceiverServer, listen } from '../../src/observability/http-server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
-import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { demoTokenOf, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 export const PASSWORD = 'correct horse battery staple';
@@ -42,7 +43,10 @@ export interface RunningConsole {
   server: FastifyInstance;
   /** The purchase service the console reads, and a client of it for placing orders by hand. */
   sandbox: RunningSandbox;
+  /** The first account's client. */
   client: PurchaseClient;
+  /** Each account's client, by account name. */
+  clients: ReadonlyMap<string, PurchaseClient>;
   /** The clock the console reads; tests move it to expire sessions. */
   now: { value: Date };
   /** The console's log lines (JSON), and its counters. */
@@ -51,8 +55,14 @@ export interface RunningConsole {
   close(): Promise<void>;
 }
 
-/** `requireTotp`: console.requireTotp. */
-export async function startTestConsole(options: { requireTotp?: boolean } = {}): Promise<RunningConsole> {
+/**
+ * `requireTotp`: console.requireTotp. `accounts`: the deployment's accounts (default: the one `default` of a
+ * deployment without `accounts:`).
+ */
+export async function startTestConsole(
+  options: { requireTotp?: boolean; accounts?: readonly string[] } = {},
+): Promise<RunningConsole> {
+  const names = options.accounts ?? ['default'];
   const now = { value: new Date() };
   const clock = () => now.value;
   const test = await createTestDatabase(undefined, { clock });
@@ -64,15 +74,25 @@ export async function startTestConsole(options: { requireTotp?: boolean } = {}):
   const logLines: string[] = [];
   const logger = capturingLogger(logLines);
   const metrics = createMetrics({ defaultMetrics: false });
-  const sandbox = await startSandbox({ stepMs: 0 });
-  const client = createPurchaseClient({ baseUrl: sandbox.url, token: DEMO_TOKEN });
+  const sandbox = await startSandbox({
+    stepMs: 0,
+    accounts: names.map((name) => ({ name, token: demoTokenOf(name) })),
+  });
+  const clients = new Map(
+    names.map((name) => [
+      name,
+      createPurchaseClient({ baseUrl: sandbox.url, token: demoTokenOf(name), account: name }),
+    ]),
+  );
+  const client = clients.get(names[0]!)!;
   registerConsole(server, {
     database: test.database,
     store,
     clock,
     logger,
-    client,
+    accounts: new Map([...clients].map(([name, accountClient]) => [name, { name, client: accountClient }])),
     metrics,
+    reports: { timeZone: 'UTC' },
     requireTotp: options.requireTotp,
   });
   const port = await listen(server, '127.0.0.1', 0);
@@ -83,12 +103,13 @@ export async function startTestConsole(options: { requireTotp?: boolean } = {}):
     server,
     sandbox,
     client,
+    clients,
     now,
     logLines,
     metrics,
     async close() {
       await server.close();
-      await client.close();
+      await Promise.all([...clients.values()].map((accountClient) => accountClient.close()));
       await sandbox.close();
       await test.drop();
     },

@@ -5,6 +5,7 @@
  * an unsure cycle is the engine's own operation (resolveUnsureCycle), which writes its audit row itself.
  */
 import { and, count, eq } from 'drizzle-orm';
+import { DEFAULT_ACCOUNT } from '../../strategy/index.js';
 import type { DrizzleHandle } from '../connection.js';
 import { auditLog, cycles, orders } from '../schema.js';
 import type { ControlState, CycleState, StrategyRecord } from '../types.js';
@@ -20,8 +21,13 @@ export type ConsoleActionErrorCode =
   | 'ORDER_NOT_EXTERNAL'
   | 'ORDER_ALREADY_ACKNOWLEDGED';
 
-/** The audit subject of an order, by the service's id: what acknowledgements are found by. */
-export const orderSubject = (serviceOrderId: string) => `order:${serviceOrderId}`;
+/**
+ * The audit subject of an order: what acknowledgements are found by. An order id is unique only within its
+ * account, so the account is part of it, but for `default`'s orders, whose subjects were written before
+ * several accounts and must still be found. Neither an account name nor an order id holds a colon.
+ */
+export const orderSubject = (account: string, serviceOrderId: string) =>
+  account === DEFAULT_ACCOUNT ? `order:${serviceOrderId}` : `order:${account}:${serviceOrderId}`;
 
 export class ConsoleActionError extends Error {
   override readonly name = 'ConsoleActionError';
@@ -44,7 +50,11 @@ export interface ConsoleActions {
    * hand, say. The order stays booked as it is; the audit row is the acknowledgement (the Attention page
    * reads it back), written once.
    */
-  acknowledgeExternalOrder(serviceOrderId: string, actor: string, note: string | null): Promise<void>;
+  acknowledgeExternalOrder(
+    order: { account: string; serviceOrderId: string },
+    actor: string,
+    note: string | null,
+  ): Promise<void>;
 }
 
 /** `outbox`: the notifications the engine's repositories write with the same facts (kill switch, halts). */
@@ -121,7 +131,7 @@ export function createConsoleActions(db: DrizzleHandle, clock: () => Date, outbo
         return after;
       }),
 
-    acknowledgeExternalOrder: (serviceOrderId, actor, note) =>
+    acknowledgeExternalOrder: ({ account, serviceOrderId }, actor, note) =>
       db.transaction(async (transaction) => {
         // Locked, so that two people acknowledging at once write one row, and a cycle adopting the order
         // meanwhile is seen.
@@ -134,10 +144,13 @@ export function createConsoleActions(db: DrizzleHandle, clock: () => Date, outbo
             placedAt: orders.serviceTimestamp,
           })
           .from(orders)
-          .where(eq(orders.serviceOrderId, serviceOrderId))
+          .where(and(eq(orders.account, account), eq(orders.serviceOrderId, serviceOrderId)))
           .for('update');
         if (!order) {
-          throw new ConsoleActionError('ORDER_NOT_FOUND', `no order ${serviceOrderId} is recorded`);
+          throw new ConsoleActionError(
+            'ORDER_NOT_FOUND',
+            `no order ${serviceOrderId} of account ${account} is recorded`,
+          );
         }
         if (order.cycleId !== null) {
           throw new ConsoleActionError(
@@ -145,7 +158,7 @@ export function createConsoleActions(db: DrizzleHandle, clock: () => Date, outbo
             `order ${serviceOrderId} is cycle ${order.cycleId}'s, not external: nothing to acknowledge`,
           );
         }
-        const subject = orderSubject(serviceOrderId);
+        const subject = orderSubject(account, serviceOrderId);
         const [earlier] = await transaction
           .select({ actor: auditLog.actor, at: auditLog.at })
           .from(auditLog)
@@ -164,7 +177,7 @@ export function createConsoleActions(db: DrizzleHandle, clock: () => Date, outbo
             actor,
             action: 'order.acknowledge',
             subject,
-            before: { origin: 'external', ...figures },
+            before: { origin: 'external', account, ...figures },
             after: { acknowledged: true, note },
           },
           clock(),

@@ -33,6 +33,8 @@ export interface Person {
   role: Role;
   createdAt: Date;
   disabledAt: Date | null;
+  /** The accounts whose rows the person sees and acts on; null: every account (always so for an admin). */
+  accounts: readonly string[] | null;
 }
 
 export interface PersonWithSecret extends Person {
@@ -52,15 +54,31 @@ export interface ConsoleSession {
 export class PeopleError extends Error {
   override readonly name = 'PeopleError';
   constructor(
-    readonly code: 'USER_EXISTS' | 'USER_NOT_FOUND' | 'USER_NAME_RESERVED' | 'USER_SIGNS_IN_WITH_SSO',
+    readonly code:
+      | 'USER_EXISTS'
+      | 'USER_NOT_FOUND'
+      | 'USER_NAME_RESERVED'
+      | 'USER_SIGNS_IN_WITH_SSO'
+      | 'USER_ADMIN_LIMITED',
     message: string,
   ) {
     super(message);
   }
 }
 
+export interface NewPerson {
+  name: string;
+  role: Role;
+  passwordHash: string;
+  /**
+   * Limits the person to these accounts (names the caller checked against the settings); absent or null:
+   * every account. Refused for an admin, who administers every account's people and settings.
+   */
+  accounts?: readonly string[] | null;
+}
+
 export interface PeopleRepository {
-  add(input: { name: string; role: Role; passwordHash: string }, actor: string): Promise<Person>;
+  add(input: NewPerson, actor: string): Promise<Person>;
   list(): Promise<Person[]>;
   /** With the hash, for checking a login; disabled people are returned too (the caller refuses them). */
   findByName(name: string): Promise<PersonWithSecret | null>;
@@ -84,6 +102,7 @@ export function toPerson(row: UserRow): Person {
     role: row.role as Role,
     createdAt: row.createdAt,
     disabledAt: row.disabledAt,
+    accounts: row.accounts,
   };
 }
 
@@ -122,7 +141,7 @@ export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): Pe
   };
 
   return {
-    async add({ name: given, role, passwordHash }, actor) {
+    async add({ name: given, role, passwordHash, accounts = null }, actor) {
       const name = foldedName(given);
       if (name === RESERVED_NAME) {
         throw new PeopleError(
@@ -130,11 +149,17 @@ export function createPeopleRepository(db: DrizzleHandle, clock: () => Date): Pe
           `"${given}" is the worker's own name in the records (it never approves): choose another name`,
         );
       }
+      if (role === 'admin' && accounts !== null) {
+        throw new PeopleError(
+          'USER_ADMIN_LIMITED',
+          `an admin sees every account: give ${given} another role to limit them to ${accounts.join(', ')}`,
+        );
+      }
       const now = clock();
       return db.transaction(async (transaction) => {
         const [row] = await transaction
           .insert(users)
-          .values({ name, role, passwordHash, createdAt: now })
+          .values({ name, role, passwordHash, createdAt: now, accounts: accounts && [...new Set(accounts)] })
           .onConflictDoNothing()
           .returning();
         if (!row) throw new PeopleError('USER_EXISTS', `a console user named "${name}" already exists`);

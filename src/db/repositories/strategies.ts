@@ -1,5 +1,5 @@
 import { and, asc, eq, isNotNull, sql } from 'drizzle-orm';
-import { type AccountScope, accountCondition } from '../account-scope.js';
+import { type AccountScope, accountCondition, EVERY_ACCOUNT } from '../account-scope.js';
 import { insertRows, rowSlices } from '../bulk.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
 import { strategies } from '../schema.js';
@@ -13,7 +13,8 @@ export interface StrategiesRepository {
   halt(name: string, reason: string): Promise<StrategyRecord | null>;
   clearHalt(name: string): Promise<StrategyRecord | null>;
   get(name: string): Promise<StrategyRecord | null>;
-  list(): Promise<StrategyRecord[]>;
+  /** `scope`: only the strategies of these accounts (the console's lists); every account's by default. */
+  list(scope?: AccountScope): Promise<StrategyRecord[]>;
   /** The halted ones of the scope only: a worker with thousands of strategies asks this every maintenance pass. */
   listHalted(scope: AccountScope): Promise<StrategyRecord[]>;
 }
@@ -109,8 +110,13 @@ export function createStrategiesRepository(
       return first(await db.select().from(strategies).where(eq(strategies.name, name)));
     },
 
-    async list() {
-      return (await db.select().from(strategies).orderBy(asc(strategies.name))).map(toStrategy);
+    async list(scope = EVERY_ACCOUNT) {
+      const rows = await db
+        .select()
+        .from(strategies)
+        .where(accountCondition(strategies.account, scope))
+        .orderBy(asc(strategies.name));
+      return rows.map(toStrategy);
     },
 
     async listHalted(scope) {
