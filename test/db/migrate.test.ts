@@ -120,6 +120,47 @@ describe.each(testBackends())('migrations on %s', (backend) => {
     }
   });
 
+  it('keeps the rows of a database from before several accounts as the account default', async () => {
+    const test = await createTestDatabase(backend, { empty: true });
+    opened.push(test);
+    const folder = await mkdtemp(join(tmpdir(), 'treasury-migrations-'));
+    const before = MIGRATIONS.indexOf('0016_several_accounts');
+    const sql = (text: string) =>
+      test.database.withReservedConnection((connection) => connection.query(text));
+    try {
+      await cp(findMigrationsFolder(), folder, { recursive: true });
+      const journalFile = join(folder, 'meta', '_journal.json');
+      const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: unknown[] };
+      await writeFile(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, before) }));
+      await migrate(test.database, { folder });
+      // Rows as the release of one account wrote them.
+      await sql(`insert into strategies (name, kind, config, config_hash, first_seen_at, last_seen_at)
+        values ('old', 'dca', '{}', 'h', now(), now())`);
+      await sql(`insert into cycles (strategy, slot, trigger, state, owner, claimed_at, updated_at, quote_id)
+        values ('old', '2026-11-01T10:00:00Z', 'schedule', 'placed', 'r', now(), now(), 'Q-OLD')`);
+      await sql(`insert into orders (service_order_id, origin, symbol, amount, price, side, service_timestamp,
+        status, created_at, updated_at, last_progress_at, next_check_at)
+        values ('ORDER-OLD', 'external', 'USDTBRL', 100, 5.4, 'BUY', now(), 'pending', now(), now(), now(), now())`);
+      await sql(`insert into balance_snapshots (fiat_currency, fiat_balance, crypto_currency, crypto_balance,
+        credit_total, credit_used, credit_available, can_withdraw, taken_at)
+        values ('BRL', 1, 'USDT', 2, 1000, 0, 1000, true, now())`);
+      await sql(`insert into webhook_events (dedupe_key, kind, payload, received_at)
+        values ('k-old', 'order.created', '{}', now())`);
+
+      expect((await migrate(test.database)).applied).toEqual(MIGRATIONS.slice(before));
+      const { database } = test;
+      expect((await database.strategies.get('old'))?.account).toBe('default');
+      expect(await database.cycles.ownersOfQuotes('default', ['Q-OLD'])).toHaveProperty('size', 1);
+      expect((await database.orders.getByServiceId('default', 'ORDER-OLD'))?.origin).toBe('external');
+      expect((await database.balances.latest('default'))?.credit.total.toFixed(2)).toBe('1000.00');
+      expect((await sql("select account from webhook_events where dedupe_key = 'k-old'"))[0]?.account).toBe(
+        'default',
+      );
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   it('lets concurrent migrators apply each migration exactly once', async () => {
     const test = await createTestDatabase(backend, { empty: true });
     opened.push(test);
