@@ -134,7 +134,7 @@ export async function accountScope(
   settings: Pick<Settings, 'accounts'>,
 ): Promise<AccountScope> {
   // Loaded here, as the rule of person names is: this file must not load the database layer for every command.
-  const { AccountNotInScopeError, EVERY_ACCOUNT, narrowScope } = await import('../db/account-scope.js');
+  const { AccountNotInScopeError, EVERY_ACCOUNT, narrowScope } = await import('../db/index.js');
   try {
     return narrowScope(
       EVERY_ACCOUNT,

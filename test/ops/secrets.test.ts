@@ -112,7 +112,7 @@ describe.skipIf(inject('treasuryDatabase').backend !== 'postgres')('secrets in o
 
     const metrics = await world.get('/metrics');
     expect(metrics.body).toMatch(
-      /^treasury_api_errors_total\{operation="\w+",code="API_SERVER_ERROR"\} [1-9]/m,
+      /^treasury_api_errors_total\{account="[\w-]+",operation="\w+",code="API_SERVER_ERROR"\} [1-9]/m,
     );
     outputs.push(['/metrics', metrics.body]);
     outputs.push(['/readyz', (await world.get('/readyz')).body]);
