@@ -11,6 +11,7 @@ import { registerReportCommands } from './reports.js';
 import { registerSandboxCommands } from './sandbox.js';
 import { registerStatusCommands } from './status.js';
 import { registerStrategyCommands } from './strategy.js';
+import { registerTokenCommands } from './tokens.js';
 import { registerValidateCommands } from './validate.js';
 import { registerWorkerCommands } from './worker.js';
 
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerSandboxCommands(program);
   registerStatusCommands(program);
   registerStrategyCommands(program);
+  registerTokenCommands(program);
   registerValidateCommands(program);
   registerWorkerCommands(program);
   return program;

@@ -1,8 +1,9 @@
 /**
  * The rights of the worker role (README, Database roles): every command but `migrate` runs as a role that
  * can do to each table what the code does to it and nothing more. No DELETE but on `replicas` (a clean stop
- * deletes its row) and the second factor's short-lived rows (a reset or a new enrolment replaces a person's
- * factor and recovery codes; a login challenge is deleted once used or expired), no UPDATE on the append-only tables, so that even without the audit trigger the worker's
+ * deletes its row) and the short-lived rows of the second factor (a reset or a new enrolment replaces a person's
+ * factor and recovery codes; a login challenge is deleted once used or expired) and of the REST API's
+ * idempotency keys (kept a day), no UPDATE on the append-only tables, so that even without the audit trigger the worker's
  * role cannot rewrite or remove the audit log; no DDL anywhere, so it cannot drop that trigger either.
  *
  * Applied by `treasury-bot migrate --grant-to ROLE`, run by the owner role, in the migration's transaction:
@@ -39,6 +40,9 @@ export const WORKER_TABLE_RIGHTS: Readonly<Record<string, readonly Right[]>> = {
   second_factors: [...CHANGING, 'DELETE'],
   recovery_codes: [...CHANGING, 'DELETE'],
   login_challenges: [...CHANGING, 'DELETE'],
+  api_tokens: CHANGING,
+  // A key's first answer is kept a day, then deleted; a key whose request failed on our side is let go at once.
+  api_idempotency_keys: [...CHANGING, 'DELETE'],
 };
 
 /** A PostgreSQL role name as `CREATE ROLE` takes it unquoted: it is written into statements. */

@@ -35,6 +35,7 @@ export {
   pendingMigrations,
   requireCurrentSchema,
 } from './migrate.js';
+export { toJson } from './json.js';
 export { type OpenWait, openMigratedDatabase, type SchemaStep } from './open-migrated.js';
 export {
   type BalanceSnapshotFigures,
@@ -48,6 +49,15 @@ export {
   reportQueries,
   type SkipAggregate,
 } from './report-queries.js';
+export {
+  type ApiToken,
+  ApiTokenError,
+  type ApiTokenFound,
+  type ApiTokenInput,
+  type ApiTokensRepository,
+  IDEMPOTENCY_KEPT_MS,
+  type IdempotencyClaim,
+} from './repositories/api-tokens.js';
 export {
   ApprovalError,
   type ApprovalErrorCode,

@@ -522,3 +522,57 @@ export const approvals = pgTable(
     check('approvals_subject_kind_check', sql`${table.subjectKind} in ('cycle', 'envelope')`),
   ],
 );
+
+/**
+ * Bearer tokens of the REST API (`treasury-bot token add`). The token is shown once; only the SHA-256 of its
+ * secret part is kept, found by its public `lookup` part, so a copy of this table authenticates nobody.
+ * `accounts` null: every account. Read on every request, so a revocation or an expiry holds at the next
+ * request on every replica.
+ */
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    id: id(),
+    name: text('name').notNull(),
+    role: text('role').notNull(),
+    accounts: text('accounts').array(),
+    lookup: text('lookup').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    createdAt: instant('created_at').notNull(),
+    createdBy: text('created_by').notNull(),
+    expiresAt: instant('expires_at'),
+    lastUsedAt: instant('last_used_at'),
+    revokedAt: instant('revoked_at'),
+    revokedBy: text('revoked_by'),
+  },
+  (table) => [
+    // A revoked token keeps its row (the audit log names it); its name may then be given to a new one.
+    uniqueIndex('api_tokens_live_name_key').on(table.name).where(sql`${table.revokedAt} is null`),
+    uniqueIndex('api_tokens_lookup_key').on(table.lookup),
+    check('api_tokens_name_folded_check', sql`${table.name} = lower(${table.name})`),
+    check('api_tokens_role_check', sql`${table.role} in ('viewer', 'operator', 'approver', 'admin')`),
+  ],
+);
+
+/**
+ * The first answer to each POST of the REST API that carried an `Idempotency-Key`, per token: a replay gets
+ * it again, a different request under the same key is refused. `status` null: the first request is still
+ * running. Rows older than a day are deleted.
+ */
+export const apiIdempotencyKeys = pgTable(
+  'api_idempotency_keys',
+  {
+    tokenId: bigint('token_id', { mode: 'number' })
+      .notNull()
+      .references(() => apiTokens.id),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    status: smallint('status'),
+    answer: jsonb('answer'),
+    createdAt: instant('created_at').notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tokenId, table.key] }),
+    index('api_idempotency_keys_created_idx').on(table.createdAt),
+  ],
+);

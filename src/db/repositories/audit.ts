@@ -53,7 +53,9 @@ export type AuditAction =
   | 'user.totp_recovery_code'
   | 'user.role'
   | 'session.login'
-  | 'session.logout';
+  | 'session.logout'
+  | 'token.add'
+  | 'token.revoke';
 
 export interface AuditRepository {
   /** Newest first; `beforeId` pages backwards. */

@@ -1,8 +1,9 @@
 /**
  * The web console's part of the database: people and sessions, the audit log, the audited actions and the
- * pages' reads, on the same connection as the engine's repositories.
+ * pages' reads, the REST API's tokens, on the same connection as the engine's repositories.
  */
 import { connectionOf, type Database } from '../database.js';
+import { type ApiTokensRepository, createApiTokensRepository } from './api-tokens.js';
 import { type AuditRepository, createAuditRepository } from './audit.js';
 import { type ConsoleActions, createConsoleActions } from './console-actions.js';
 import { type ConsoleReads, createConsoleReads } from './console-reads.js';
@@ -18,6 +19,8 @@ export interface ConsoleStore {
   actions: ConsoleActions;
   reads: ConsoleReads;
   secondFactor: SecondFactorRepository;
+  /** The REST API's bearer tokens and idempotency keys. */
+  apiTokens: ApiTokensRepository;
 }
 
 export function openConsoleStore(database: Database, clock: () => Date = () => new Date()): ConsoleStore {
@@ -29,5 +32,6 @@ export function openConsoleStore(database: Database, clock: () => Date = () => n
     actions: createConsoleActions(db, clock, database.notifications),
     reads: createConsoleReads(db),
     secondFactor: createSecondFactorRepository(db, clock),
+    apiTokens: createApiTokensRepository(db, clock),
   };
 }

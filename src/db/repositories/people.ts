@@ -20,7 +20,7 @@ export type Role = (typeof ROLES)[number];
 export const APPROVER_ROLES: readonly Role[] = ['approver', 'admin'];
 
 /** The worker's name in the records (src/engine/strategy-versions.ts AUTOMATION): never a person's. */
-const RESERVED_NAME = 'automation';
+export const RESERVED_NAME = 'automation';
 
 /** A person's name as stored and compared: names are case-insensitive (migration 0012 folded them). */
 export function foldedName(name: string): string {
