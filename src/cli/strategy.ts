@@ -29,8 +29,8 @@ export function registerStrategyCommands(program: Command): void {
     .option('--json', 'print one JSON document on stdout')
     .action((name: string, flags: { json?: boolean }) =>
       withDatabase(async (database) => {
-        const versions = await versionsOf(database, name);
-        const listed = versions.map(summaryOf);
+        const { versionSummary } = await import('../control/index.js');
+        const listed = (await versionsOf(database, name)).map(versionSummary);
         if (flags.json) {
           printJson({ strategy: name, versions: listed }, []);
           return;
@@ -80,7 +80,8 @@ export function registerStrategyCommands(program: Command): void {
         const number = parseVersion(flags.version);
         const person = await personOf(flags.by);
         const approved = await database.strategyVersions.approve(name, number, person);
-        if (flags.json) printJson(summaryOf(approved), []);
+        const { versionSummary } = await import('../control/index.js');
+        if (flags.json) printJson(versionSummary(approved), []);
         else
           printLines(
             [
@@ -114,24 +115,6 @@ async function findVersion(
     );
   }
   return version;
-}
-
-/** What `versions` shows of a version: everything but its text and diff, with the diff's size. */
-function summaryOf(version: StrategyVersion) {
-  const lines = version.diff.split('\n');
-  const count = (mark: '+' | '-') =>
-    lines.filter((line) => line.startsWith(mark) && !line.startsWith(`${mark.repeat(3)} `)).length;
-  return {
-    version: version.version,
-    state: version.running ? 'running' : version.approvedAt ? 'approved' : 'awaiting approval',
-    linesAdded: count('+'),
-    linesRemoved: count('-'),
-    configHash: version.configHash,
-    createdAt: version.createdAt,
-    createdBy: version.createdBy,
-    approvedAt: version.approvedAt,
-    approvedBy: version.approvedBy,
-  };
 }
 
 function parseVersion(text: string): number {

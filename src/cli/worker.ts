@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import type { App } from '../app.js';
-import type { VersionedStrategies } from '../engine/index.js';
 import type { Strategy } from '../strategy/index.js';
 import { withCommandDatabase } from './command-database.js';
 import { commandLineActor } from './people.js';
@@ -194,8 +193,15 @@ export async function runOnceCommand(flags: OnceFlags): Promise<void> {
   try {
     const slot = parseSlot(flags.slot);
     const { App } = await import('../app.js');
-    const { createLimiter, inAccount, isOkOutcome, recordStrategiesSeen, resolveStrategyVersions, runCycle } =
-      await import('../engine/index.js');
+    const {
+      createLimiter,
+      inAccount,
+      isOkOutcome,
+      recordStrategiesSeen,
+      resolveStrategyVersions,
+      runCycle,
+      runningVersionOf,
+    } = await import('../engine/index.js');
     const { accountOf, loadStrategiesOrThrow } = await import('../strategy/index.js');
     const { default: pino } = await import('pino');
     app = new App({ mode: 'once', logDestination: pino.destination({ fd: 2, sync: true }) });
@@ -263,17 +269,6 @@ function parseSlot(text: string | undefined): Date | undefined {
     );
   }
   return instant;
-}
-
-/** The version of a named strategy that runs; a new strategy waiting for its first approval has none. */
-function runningVersionOf(name: string, versioned: VersionedStrategies): Strategy {
-  const running = versioned.running.find((strategy) => strategy.name === name);
-  if (running) return running;
-  const version = versioned.waiting.get(name);
-  throw new OnceArgumentError(
-    `strategy "${name}" has no approved version yet: version ${version} waits for approval ` +
-      `(treasury-bot strategy approve ${name} --version ${version} --by PERSON)`,
-  );
 }
 
 /** Named strategies in the order given (disabled ones too: naming one is an explicit request). */

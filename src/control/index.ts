@@ -3,3 +3,4 @@
  */
 export { type ApprovalControl, checkPerson, createApprovalControl, PERSON_NAME } from './approvals.js';
 export { readStatus, type StatusReport } from './status.js';
+export { listStrategies, type ReviewedStrategy, type VersionSummary, versionSummary } from './strategies.js';

@@ -28,6 +28,7 @@ export {
   sqlStateOf,
 } from './errors.js';
 export { roleNameProblem, WORKER_TABLE_RIGHTS, workerGrantStatements } from './grants.js';
+export { toJson } from './json.js';
 export {
   findMigrationsFolder,
   type MigrationResult,
@@ -35,7 +36,6 @@ export {
   pendingMigrations,
   requireCurrentSchema,
 } from './migrate.js';
-export { toJson } from './json.js';
 export { type OpenWait, openMigratedDatabase, type SchemaStep } from './open-migrated.js';
 export {
   type BalanceSnapshotFigures,

@@ -46,7 +46,9 @@ export { handleSignals } from './signals.js';
 export { recordStrategiesSeen } from './strategy-records.js';
 export {
   AUTOMATION,
+  OnceRefusal,
   resolveStrategyVersions,
+  runningVersionOf,
   type VersionedStrategies,
   type VersionPolicy,
 } from './strategy-versions.js';

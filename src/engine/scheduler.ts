@@ -159,35 +159,54 @@ export class Scheduler {
     }
     if (slots.has(slot.getTime())) return false;
     slots.add(slot.getTime());
-    const { limiter, runCycle, context } = this.options;
+    this.claimedElsewhere?.queued(strategy.name, slot);
+    const { runCycle, context } = this.options;
+    void this.enqueue(strategy, slot, async () => {
+      // Not our cycle, like a lost claim (announce.ts): logged at debug, counted nowhere.
+      if (this.claimedElsewhere?.started(strategy.name, slot))
+        context.logger.debug({ strategy: strategy.name, slot }, 'slot claimed elsewhere: no claim sent');
+      else await runCycle({ strategy, slot, trigger });
+    });
+    return true;
+  }
+
+  /**
+   * One cycle a person asked for now (the REST API's `once`), queued behind the strategy's own cycles like a
+   * scheduled one and drained by stop; resolves with its report, or undefined when the stop came first. The
+   * claim, not this process's memory of its dispatches, decides whether the slot is still to buy.
+   */
+  runNow(strategy: Strategy, slot: Date, trigger: CycleTrigger): Promise<CycleReport | undefined> {
+    if (this.stopped) return Promise.resolve(undefined);
+    return this.enqueue(strategy, slot, () => this.options.runCycle({ strategy, slot, trigger }));
+  }
+
+  /** Runs `work` after the strategy's queued cycles, within the limiter, unless the scheduler stopped first. */
+  private enqueue<T>(strategy: Strategy, slot: Date, work: () => Promise<T>): Promise<T | undefined> {
+    const { limiter, context } = this.options;
     // Cycles of one strategy run one after the other in this process, so each sees what the previous one
     // spent before its budget and cooldown checks.
     const previous = this.tails.get(strategy.name) ?? Promise.resolve();
-    this.claimedElsewhere?.queued(strategy.name, slot);
-    const running: Promise<void> = previous
-      .then(() =>
-        limiter.run(async () => {
-          // Queued cycles that had not started when the worker began to stop are dropped: nothing claimed yet.
-          if (this.stopped) return;
-          // Not our cycle, like a lost claim (announce.ts): logged at debug, counted nowhere.
-          if (this.claimedElsewhere?.started(strategy.name, slot))
-            context.logger.debug({ strategy: strategy.name, slot }, 'slot claimed elsewhere: no claim sent');
-          else await runCycle({ strategy, slot, trigger });
-        }),
+    const result = previous.then(() =>
+      // Queued cycles that had not started when the worker began to stop are dropped: nothing claimed yet.
+      limiter.run(async () => (this.stopped ? undefined : work())),
+    );
+    const running: Promise<void> = result
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          context.logger.error(
+            { strategy: strategy.name, slot, err: error },
+            'cycle crashed outside its own handling',
+          );
+        },
       )
-      .catch((error: unknown) => {
-        context.logger.error(
-          { strategy: strategy.name, slot, err: error },
-          'cycle crashed outside its own handling',
-        );
-      })
       .finally(() => {
         this.inFlight.delete(running);
         if (this.tails.get(strategy.name) === running) this.tails.delete(strategy.name);
       });
     this.inFlight.add(running);
     this.tails.set(strategy.name, running);
-    return true;
+    return result;
   }
 
   /** Resolves once the cycles dispatched so far have finished. */

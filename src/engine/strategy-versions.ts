@@ -5,6 +5,7 @@
  * version, rebuilt from the stored document, and a new strategy runs only once a version is approved.
  */
 import type { Cycle, StrategyChanges } from '../db/index.js';
+import { TreasuryError } from '../errors.js';
 import {
   formatProblem,
   parseStrategyText,
@@ -32,6 +33,32 @@ export interface VersionedStrategies {
   running: Strategy[];
   /** Strategies whose files hold a version that waits for approval: name → that version. */
   waiting: Map<string, number>;
+}
+
+/** Why one cycle of a strategy cannot be run now (`once`, the REST API's `once`). */
+export class OnceRefusal extends TreasuryError {
+  override readonly name = 'OnceRefusal';
+  constructor(
+    readonly code: 'STRATEGY_NOT_FOUND' | 'STRATEGY_NOT_APPROVED' | 'WORKER_NOT_RUNNING',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The version of a named strategy that runs; a new strategy waiting for its first approval has none. */
+export function runningVersionOf(name: string, versioned: VersionedStrategies): Strategy {
+  const running = versioned.running.find((strategy) => strategy.name === name);
+  if (running) return running;
+  const version = versioned.waiting.get(name);
+  if (version === undefined) {
+    throw new OnceRefusal('STRATEGY_NOT_FOUND', `no strategy named "${name}" runs in this worker`);
+  }
+  throw new OnceRefusal(
+    'STRATEGY_NOT_APPROVED',
+    `strategy "${name}" has no approved version yet: version ${version} waits for approval ` +
+      `(treasury-bot strategy approve ${name} --version ${version} --by PERSON)`,
+  );
 }
 
 /** Records the loaded files as versions and returns what runs; throws when the database cannot be written. */

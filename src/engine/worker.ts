@@ -28,13 +28,16 @@ import { runCycle } from './cycle.js';
 import { withDatabase } from './engine-errors.js';
 import { Maintenance } from './maintenance.js';
 import { findMissedSlots } from './missed-slots.js';
+import type { CycleReport } from './outcomes.js';
 import { type StrategyWatcher, watchStrategyFiles } from './reload.js';
 import { Scheduler } from './scheduler.js';
 import { recordStrategiesSeen, setStrategyIntervals } from './strategy-records.js';
 import {
   APPLY_AS_AUTOMATION,
   approvalsChanged,
+  OnceRefusal,
   resolveStrategyVersions,
+  runningVersionOf,
   type VersionedStrategies,
   type VersionPolicy,
 } from './strategy-versions.js';
@@ -130,6 +133,21 @@ export class Worker {
 
   get strategies(): readonly Strategy[] {
     return this.current;
+  }
+
+  /**
+   * One cycle of a strategy now, as `treasury-bot once --strategy NAME` runs it (the running version, a
+   * disabled strategy too), queued and drained with the worker's own cycles: the REST API's `once`.
+   */
+  async runOnce(name: string, slot: Date): Promise<CycleReport> {
+    const stopped = new OnceRefusal(
+      'WORKER_NOT_RUNNING',
+      'the worker is not running cycles (starting or stopping)',
+    );
+    if (this.phase !== 'started') throw stopped;
+    const report = await this.scheduler.runNow(runningVersionOf(name, this.versioned), slot, 'once');
+    if (!report) throw stopped;
+    return report;
   }
 
   async start(): Promise<void> {

@@ -77,7 +77,7 @@ describe('strategy commands with changes: approve', { timeout: 90_000 }, () => {
     expect(none.code).toBe(0);
     expect(JSON.parse(none.stdout)).toEqual({ cycles: [] });
     expect(await refused(['once', '--strategy', NAME])).toBe(
-      `treasury-bot: INVALID_ARGUMENT: strategy "${NAME}" has no approved version yet: version 1 waits for ` +
+      `treasury-bot: STRATEGY_NOT_APPROVED: strategy "${NAME}" has no approved version yet: version 1 waits for ` +
         `approval (treasury-bot strategy approve ${NAME} --version 1 --by PERSON)`,
     );
     // TREASURY_ACTOR is who the version was recorded as: that name cannot approve it.

@@ -117,7 +117,10 @@ export function createApiTokensRepository(db: DrizzleHandle, clock: () => Date):
       const name = foldedName(input.name);
       // Every act through a token is recorded under its name: the worker's own name would hide it.
       if (name === RESERVED_NAME) {
-        throw new ApiTokenError('TOKEN_NAME_RESERVED', `"${input.name}" is the worker's own name: choose another`);
+        throw new ApiTokenError(
+          'TOKEN_NAME_RESERVED',
+          `"${input.name}" is the worker's own name: choose another`,
+        );
       }
       const now = clock();
       return db.transaction(async (tx) => {
@@ -128,7 +131,11 @@ export function createApiTokensRepository(db: DrizzleHandle, clock: () => Date):
           .returning();
         if (!row) throw new ApiTokenError('TOKEN_EXISTS', `a live token named "${name}" already exists`);
         const token = toToken(row);
-        await appendAudit(tx, { actor, action: 'token.add', subject: `token:${name}`, after: auditView(token) }, now);
+        await appendAudit(
+          tx,
+          { actor, action: 'token.add', subject: `token:${name}`, after: auditView(token) },
+          now,
+        );
         return token;
       });
     },
@@ -172,7 +179,9 @@ export function createApiTokensRepository(db: DrizzleHandle, clock: () => Date):
         })
         .from(apiTokens)
         .where(eq(apiTokens.lookup, lookup));
-      return found ? { ...toToken(found.row), secretHash: found.row.secretHash, expired: found.expired } : null;
+      return found
+        ? { ...toToken(found.row), secretHash: found.row.secretHash, expired: found.expired }
+        : null;
     },
 
     async markUsed(id) {
