@@ -42,6 +42,7 @@ import {
   cycleConcurrency,
   type EngineContext,
   KillSwitch,
+  OnceRefusal,
   observeGate,
   type VersionPolicy,
   Worker,
@@ -57,6 +58,7 @@ import {
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createProcessFacts, SAMPLE_MS } from './observability/process-facts.js';
+import { registerRestApi } from './rest-api/server.js';
 import { createPeriodicTask } from './runtime/periodic-task.js';
 import { createTracking, registerWebhooks, type TrackedAccount } from './tracking/index.js';
 
@@ -264,6 +266,21 @@ export class App {
       ...(settings.console.oidc ? { oidc: settings.console.oidc } : {}),
       localLogin: settings.console.localLogin,
     });
+    registerRestApi(ops, {
+      database,
+      store: consoleStore,
+      clock,
+      logger,
+      client,
+      hosts: consoleHosts(settings, listeners.ops),
+      timeZone: settings.reports.timezone,
+      requestsPerMinute: settings.console.apiRequestsPerMinute,
+      // The worker is made below, once the listener is ready; a request before it is a WORKER_NOT_RUNNING.
+      runOnce: (strategy, slot) => {
+        if (!this.runningWorker) throw new OnceRefusal('WORKER_NOT_RUNNING', 'the worker is still starting');
+        return this.runningWorker.runOnce(strategy, slot);
+      },
+    });
     // Settled before the console answers, so that a demo admin this start retires never logs in again.
     const demoAdminPassword = await retryWhileUnreachable(
       () =>
@@ -281,7 +298,7 @@ export class App {
     this.bound.ops = await listen(ops, listeners.ops.host, listeners.ops.port);
     logger.info(
       { host: listeners.ops.host, port: this.bound.ops },
-      'ops listener listening (/metrics, /healthz, /readyz, the console)',
+      'ops listener listening (/metrics, /healthz, /readyz, the console, the REST API under /api/v1)',
     );
     if (listeners.webhook && webhook) {
       this.bound.webhook = await listen(webhook, listeners.webhook.host, listeners.webhook.port);

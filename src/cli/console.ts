@@ -29,6 +29,7 @@ async function runConsole(): Promise<void> {
     const { clearTextWarnings, consoleHosts, createAccountClient, isDemo, loadSettings, planListeners } =
       await import('../config/index.js');
     const { registerConsole } = await import('../console/server.js');
+    const { registerRestApi } = await import('../rest-api/server.js');
     const { settleDemoAdmin } = await import('../console/demo-admin.js');
     const { openConsoleStore } = await import('../db/index.js');
     const { handleSignals } = await import('../engine/index.js');
@@ -79,9 +80,20 @@ async function runConsole(): Promise<void> {
       ...(settings.console.oidc ? { oidc: settings.console.oidc } : {}),
       localLogin: settings.console.localLogin,
     });
+    // The API of a process that runs no cycles: everything but `once`.
+    registerRestApi(server, {
+      database,
+      store,
+      clock,
+      logger,
+      ...(client ? { client } : {}),
+      hosts: consoleHosts(settings, ops),
+      timeZone: settings.reports.timezone,
+      requestsPerMinute: settings.console.apiRequestsPerMinute,
+    });
     const { host, port } = ops;
     const bound = await listen(server, host, port);
-    logger.info({ host, port: bound }, 'web console listening (no cycles run in this process)');
+    logger.info({ host, port: bound }, 'web console listening, with the REST API (no cycles run in this process)');
     await new Promise<void>((resolve) => {
       const dispose = handleSignals(
         {

@@ -387,6 +387,8 @@ const consoleSchema = z
      * right after the password, before any page.
      */
     requireTotp: z.boolean().default(false),
+    /** Requests one REST API token may make per minute on one replica (a burst of this many, then that pace). */
+    apiRequestsPerMinute: z.number().int().min(1).max(100_000).default(600),
   })
   .refine((section) => section.localLogin || section.oidc !== undefined, {
     path: ['localLogin'],

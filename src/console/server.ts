@@ -31,7 +31,7 @@ import {
 import { CONSOLE_CSS, type Html, instant, page, sendPage, table } from './layout.js';
 import { registerLogin } from './login.js';
 import { overviewPage } from './overview-page.js';
-import type { Permission } from './permissions.js';
+import { type Permission, requireAccessDeclarations } from './permissions.js';
 import { attentionPage, cyclePage, orderFiltersOf, ordersPage, strategiesPage } from './record-pages.js';
 import {
   ConsoleRefusal,
@@ -90,39 +90,33 @@ function pageRequestOf(request: FastifyRequest): PageRequest {
   return { ...consoleRequestOf(request), query: request.query as Record<string, string | undefined> };
 }
 
+/**
+ * The Content-Security-Policy of the console's pages (and of the REST API's reference page): nothing inline,
+ * nothing from another origin.
+ */
+export const CONSOLE_CSP = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  connectSrc: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  baseUri: ["'none'"],
+  objectSrc: ["'none'"],
+};
+
 export function registerConsole(app: FastifyInstance, context: ConsoleContext): void {
-  const hosts = new Set([...LOOPBACK_NAMES, ...(context.hosts ?? [])].map((name) => name.toLowerCase()));
+  const servesHost = createHostCheck(context.hosts);
   app.register(async (scope) => {
-    // Deny by default: a route of this scope that does not say who may use it is a startup error.
-    scope.addHook('onRoute', (route) => {
-      if (route.config?.requires === undefined) {
-        throw new Error(
-          `console route ${String(route.method)} ${route.url} declares nothing in config.requires`,
-        );
-      }
-    });
+    requireAccessDeclarations(scope, 'console');
     await scope.register(cookie);
     await scope.register(formbody, { bodyLimit: 16 * 1024 });
-    await scope.register(helmet, {
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'self'"],
-          scriptSrc: ["'self'"],
-          styleSrc: ["'self'"],
-          imgSrc: ["'self'", 'data:'],
-          connectSrc: ["'self'"],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-          baseUri: ["'none'"],
-          objectSrc: ["'none'"],
-        },
-      },
-    });
+    await scope.register(helmet, { contentSecurityPolicy: { useDefaults: false, directives: CONSOLE_CSP } });
     scope.decorateRequest('consoleSession', null);
     scope.addHook('onRequest', async (request) => {
       // Before the session: a page served under a rebound DNS name would be the attacker's origin.
-      if (!hosts.has(hostNameOf(request.headers.host))) {
+      if (!servesHost(request.headers.host)) {
         throw new ConsoleRefusal(
           421,
           'this console does not answer to that host name: open it at the address of TREASURY_CONSOLE_URL (a proxy must pass the Host header on)',
@@ -242,6 +236,15 @@ export function registerConsole(app: FastifyInstance, context: ConsoleContext): 
 
 /** Names a browser on this host uses; DNS rebinding needs a name the attacker controls, which these are not. */
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/**
+ * Whether a Host header names this listener: loopback, or one of `hosts`. Checked before anything else, since
+ * a page served under a rebound DNS name would be the attacker's origin.
+ */
+export function createHostCheck(hosts: readonly string[] = []): (header: string | undefined) => boolean {
+  const names = new Set([...LOOPBACK_NAMES, ...hosts].map((name) => name.toLowerCase()));
+  return (header) => names.has(hostNameOf(header));
+}
 
 /** The host name of a Host header, without its port, lower case (`[::1]:9464` is `::1`). */
 function hostNameOf(header: string | undefined): string {

@@ -75,6 +75,7 @@ export { ConsoleActionError, type ConsoleActions, orderSubject } from './reposit
 export type {
   AuditListed,
   ConsoleReads,
+  CycleFilter,
   OpenOrders,
   OrderFilter,
   OrderListed,

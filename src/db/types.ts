@@ -237,3 +237,19 @@ export interface ControlState {
   changedAt: Date | null;
   changedBy: string | null;
 }
+
+/**
+ * The accounts a caller may reach (issue 35), made once at the edge (an API token's list, later a person's)
+ * and handed whole to the reads and acts below it; null: every account.
+ */
+export interface AccountScope {
+  readonly accounts: readonly string[] | null;
+}
+
+/** The account of every record of a deployment of one account (the single `api:` block of the settings). */
+export const DEFAULT_ACCOUNT = 'default';
+
+/** Whether the scope reaches the account; every record of a single-account database is DEFAULT_ACCOUNT's. */
+export function inScope(scope: AccountScope, account: string = DEFAULT_ACCOUNT): boolean {
+  return scope.accounts === null || scope.accounts.includes(account);
+}

@@ -9,6 +9,7 @@ export {
   type ExportFormat,
   type ExportOptions,
   exportOrders,
+  orderPage,
   ordersOf,
 } from './order-export.js';
 export {

@@ -17,6 +17,7 @@ import {
   type AccountScope,
   type Database,
   type ExportedOrder,
+  type OrderCursor,
   type OrderExportFilter,
   reportQueries,
 } from '../db/index.js';
@@ -143,6 +144,27 @@ export async function* ordersOf(
     for (let row = page.shift(); row !== undefined; row = page.shift()) yield withServiceDigits(row.order);
     if (!more) return;
   }
+}
+
+/**
+ * One page of the scope's export rows, after `after` (null: from the period's start), and where the next page
+ * starts (null after the last): the REST API's orders, page by page, as the export writes them.
+ */
+export async function orderPage(
+  database: Database,
+  scope: AccountScope,
+  period: Period,
+  after: OrderCursor | null,
+  limit: number,
+  filter: OrderExportFilter = {},
+): Promise<{ orders: ExportedOrder[]; next: OrderCursor | null }> {
+  // One row more than the page: whether a next page exists is known without asking for an empty one.
+  const rows = await reportQueries(database).orderPage(scope, period, after, limit + 1, filter);
+  const page = rows.slice(0, limit);
+  return {
+    orders: page.map((row) => withServiceDigits(row.order)),
+    next: rows.length > limit ? (page.at(-1)?.cursor ?? null) : null,
+  };
 }
 
 /** Writes the export to `destination` (not ended); resolves with the number of orders written. */

@@ -30,6 +30,15 @@ export interface OrderFilter {
   limit: number;
 }
 
+export interface CycleFilter {
+  scope: AccountScope;
+  strategy?: string;
+  state?: CycleState;
+  /** Keyset paging: cycles with a smaller id than this one (the last of the previous page). */
+  beforeId?: number;
+  limit: number;
+}
+
 export interface OrderListed extends OrderRecord {
   strategy: string | null;
 }
@@ -99,6 +108,8 @@ export interface ConsoleReads {
   accountOfEnvelope(id: number): Promise<string | null>;
   /** The audit log newest first, each row with its subject's account; `beforeId` pages backwards. */
   auditEntries(filter: { scope: AccountScope; beforeId?: number; limit: number }): Promise<AuditListed[]>;
+  /** The scope's cycles newest first (by id), narrowed by the filter: the REST API's pages of cycles. */
+  listCycles(filter: CycleFilter): Promise<Cycle[]>;
 }
 
 export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
@@ -273,6 +284,23 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
         after: entry.after as JsonValue | null,
         account,
       }));
+    },
+
+    async listCycles({ scope, strategy, state, beforeId, limit }) {
+      const rows = await db
+        .select()
+        .from(cycles)
+        .where(
+          and(
+            accountCondition(cycles.account, scope),
+            strategy === undefined ? undefined : eq(cycles.strategy, strategy),
+            state === undefined ? undefined : eq(cycles.state, state),
+            beforeId === undefined ? undefined : lt(cycles.id, beforeId),
+          ),
+        )
+        .orderBy(desc(cycles.id))
+        .limit(limit);
+      return rows.map(toCycle);
     },
 
     async spendPoints(strategy, timeZone, { from, until }, scope) {
