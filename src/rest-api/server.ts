@@ -61,6 +61,8 @@ export function registerRestApi(app: FastifyInstance, context: RestApiContext): 
     async (scope) => {
       requireAccessDeclarations(scope, 'REST API');
       await scope.register(helmet, { contentSecurityPolicy: { useDefaults: false, directives: CONSOLE_CSP } });
+      // JSON only: fastify would otherwise read a text/plain body as a string.
+      scope.removeContentTypeParser('text/plain');
       scope.decorateRequest('apiToken', null);
       scope.addHook('onRequest', async (request, reply) => {
         if (!servesHost(request.headers.host)) {
