@@ -54,6 +54,8 @@ export function registerRestApi(app: FastifyInstance, context: RestApiContext): 
     if (log) {
       context.logger.error({ err: error, url: request.routeOptions.url, code: problem.code }, 'API request failed');
     }
+    // RFC 6750: a refused bearer says which scheme the listener takes.
+    if (problem.status === 401) reply.header('www-authenticate', 'Bearer realm="treasury-bot"');
     return reply.code(problem.status).type(PROBLEM_MEDIA_TYPE).send(problem);
   };
 

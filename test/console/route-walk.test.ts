@@ -25,6 +25,9 @@ const PUBLIC = [
   'POST /login/code',
   'GET /assets/console.css',
   'GET /assets/htmx.min.js',
+  // The REST API's document and its reference page: what the API is, never what the treasury holds.
+  'GET /api/v1/openapi.json',
+  'GET /api/v1/docs',
 ];
 
 /** A GET with a Host header of the test's choosing (fetch sets its own). */
@@ -89,7 +92,14 @@ describe('the routes of the ops listener', () => {
     const routes = app.opsRoutes.filter((route) => route.method !== 'HEAD' && route.method !== 'OPTIONS');
     // The walk is only as good as the list: the console's pages and the reports must be in it.
     expect(routes.map(keyOf)).toEqual(
-      expect.arrayContaining(['GET /', 'GET /orders.csv', 'GET /api/reports/orders', 'POST /users']),
+      expect.arrayContaining([
+        'GET /',
+        'GET /orders.csv',
+        'GET /api/reports/orders',
+        'POST /users',
+        'GET /api/v1/cycles/:id',
+        'POST /api/v1/kill-switch/pause',
+      ]),
     );
     const answers: string[] = [];
     for (const route of routes) {
@@ -127,6 +137,7 @@ describe('the routes of the ops listener', () => {
     expect(foreign.status).toBe(421);
     expect(foreign.body).toContain('TREASURY_CONSOLE_URL');
     expect((await getWithHost(`${base}/api/reports/summary`, 'attacker.example')).status).toBe(421);
+    expect((await getWithHost(`${base}/api/v1/status`, 'attacker.example')).status).toBe(421);
     // The address people open behind a proxy, as the proxy passes it on.
     for (const name of [host, `localhost:${app.ports.ops}`, 'treasury.example.com']) {
       expect((await getWithHost(`${base}/login`, name)).status, name).toBe(200);

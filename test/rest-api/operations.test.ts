@@ -6,6 +6,7 @@ import { ROLES } from '../../src/db/index.js';
 import type { ReloadResult } from '../../src/engine/index.js';
 import { Decimal } from '../../src/money.js';
 import { DEMO_TOKEN } from '../../src/sandbox/index.js';
+import { testBackends } from '../support/database.js';
 import { type RunningApi, startApi } from './support.js';
 
 const STRATEGIES = `name: api-dca
@@ -45,11 +46,11 @@ engine:
  * by the console's permission table for every role, idempotent POSTs replayed and refused with another body,
  * and every act audited under the token's name.
  */
-describe('the REST API', { timeout: 60_000 }, () => {
+describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backend) => {
   let api: RunningApi;
 
   beforeAll(async () => {
-    api = await startApi(STRATEGIES, SETTINGS);
+    api = await startApi(backend, STRATEGIES, SETTINGS);
   }, 60_000);
 
   afterAll(async () => {
@@ -422,6 +423,29 @@ describe('the REST API', { timeout: 60_000 }, () => {
     });
     expect(text.status).toBe(415);
     expect(((await text.json()) as { code: string }).code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it("keeps a token limited to other accounts away from the default account's records", async () => {
+    const elsewhere = await api.addToken('acme-bot', 'admin', { accounts: ['acme'] });
+    const id = await cycleIdOf('api-dca', '2031-05-01T10:00:00Z');
+    expect((await api.call('GET', '/cycles', { token: elsewhere })).body).toEqual({ cycles: [], next: null });
+    expect((await api.call('GET', `/cycles/${id}`, { token: elsewhere })).body.code).toBe('CYCLE_NOT_FOUND');
+    expect((await api.call('GET', '/strategies', { token: elsewhere })).body.strategies).toEqual([]);
+    expect((await api.call('GET', '/approvals', { token: elsewhere })).body.approvals).toEqual([]);
+    expect((await api.call('GET', '/envelopes', { token: elsewhere })).body.envelopes).toEqual([]);
+    const status = await api.call('GET', '/status', { token: elsewhere });
+    expect(status.body.recentCycles).toEqual([]);
+    expect(status.body.replicas).toHaveLength(1);
+    const approve = await api.call('POST', `/cycles/${id}/approve`, { token: elsewhere, body: {} });
+    expect(approve.body.code).toBe('CYCLE_NOT_FOUND');
+    const once = await api.call('POST', '/strategies/api-dca/once', { token: elsewhere, body: {} });
+    expect(once.body.code).toBe('STRATEGY_NOT_FOUND');
+    const pause = await api.call('POST', '/kill-switch/pause', { token: elsewhere, body: {} });
+    expect(pause.status).toBe(403);
+    expect(pause.body.code).toBe('ACCOUNTS_LIMITED');
+
+    const both = await api.addToken('group-bot', 'viewer', { accounts: ['acme', 'default'] });
+    expect((await api.call('GET', `/cycles/${id}`, { token: both })).status).toBe(200);
   });
 
   it('serves a reference page of every operation and problem code, without a script, under the console CSP', async () => {

@@ -17,7 +17,7 @@ import { type ConsoleStore, type Database, openConsoleStore, ROLES, type Role } 
 import { newApiToken } from '../../src/rest-api/tokens.js';
 import { DEMO_TOKEN, type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { TEST_COST } from '../console/support.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, type TestBackend } from '../support/database.js';
 
 export interface ApiAnswer {
   status: number;
@@ -57,10 +57,13 @@ export interface RunningApi {
 
 export const PASSWORD = 'a password of the API tests';
 
-/** `settings`: the YAML of the settings file beyond the log level. */
-export async function startApi(strategies: string, settings = ''): Promise<RunningApi> {
+/**
+ * `settings`: the YAML of the settings file beyond the log level. On PGlite the worker opens an embedded
+ * database of its own, as `npm start` does.
+ */
+export async function startApi(backend: TestBackend, strategies: string, settings = ''): Promise<RunningApi> {
   const sandbox = await startSandbox({ stepMs: 0 });
-  const test: TestDatabase = await createTestDatabase();
+  const test = backend === 'postgres' ? await createTestDatabase('postgres') : undefined;
   const folder = await mkdtemp(join(tmpdir(), 'tb-api-'));
   await writeFile(join(folder, 'settings.yaml'), `log:\n  level: info\n${settings}`);
   await writeFile(join(folder, 'strategies.yaml'), strategies);
@@ -70,7 +73,7 @@ export async function startApi(strategies: string, settings = ''): Promise<Runni
     env: {
       TREASURY_API_URL: sandbox.url,
       TREASURY_API_TOKEN: DEMO_TOKEN,
-      ...(test.url ? { DATABASE_URL: test.url } : { TREASURY_DATA_DIR: join(folder, 'data') }),
+      ...(test?.url ? { DATABASE_URL: test.url } : { TREASURY_DATA_DIR: join(folder, 'data') }),
       TREASURY_CONFIG: join(folder, 'settings.yaml'),
       TREASURY_STRATEGIES: join(folder, 'strategies.yaml'),
       TREASURY_OPS_ADDR: '127.0.0.1:0',
@@ -180,7 +183,7 @@ export async function startApi(strategies: string, settings = ''): Promise<Runni
     async close() {
       await app.stop();
       await sandbox.close();
-      await test.drop();
+      await test?.drop();
     },
   };
 }
