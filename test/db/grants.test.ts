@@ -26,11 +26,17 @@ describe('the worker role grants', () => {
     expect(Object.keys(WORKER_TABLE_RIGHTS).sort()).toEqual(rows.map((row) => row.name));
   });
 
-  it("delete only from replicas and the second factor's short-lived rows, and never change the audit log", () => {
+  it("delete only from replicas and the short-lived rows of the second factor and of idempotency keys, and never change the audit log", () => {
     const deletable = Object.entries(WORKER_TABLE_RIGHTS)
       .filter(([, rights]) => rights.includes('DELETE'))
       .map(([table]) => table);
-    expect(deletable).toEqual(['replicas', 'second_factors', 'recovery_codes', 'login_challenges']);
+    expect(deletable).toEqual([
+      'replicas',
+      'second_factors',
+      'recovery_codes',
+      'login_challenges',
+      'api_idempotency_keys',
+    ]);
     expect(WORKER_TABLE_RIGHTS.audit_log).toEqual(['SELECT', 'INSERT']);
   });
 

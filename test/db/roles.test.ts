@@ -195,13 +195,18 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')(
       await asWorkerOk(['user', 'totp', 'enroll', 'dora']);
       await asWorkerOk(['user', 'totp', 'reset', 'dora']);
       await asWorkerOk(['user', 'list', '--json']);
+      await asWorkerOk(['token', 'add', 'roles-bot', '--role', 'viewer', '--expires', '1d']);
+      await asWorkerOk(['token', 'list', '--json']);
+      await asWorkerOk(['token', 'revoke', 'roles-bot']);
       const audit = await asWorkerOk(['audit', '--json']);
       expect((JSON.parse(audit.stdout) as { action: string }[]).map((row) => row.action)).toContain(
         'user.add',
       );
     });
 
-    it('serves the console as the worker: a login and a page', async () => {
+    it('serves the console and the REST API as the worker: a login, a page, a read and an idempotent act', async () => {
+      const added = await asWorkerOk(['token', 'add', 'roles-operator', '--role', 'operator', '--json']);
+      const { token } = JSON.parse(added.stdout) as { token: string };
       const running = startCommand(['console'], {
         ...asWorker,
         TREASURY_OPS_ADDR: '127.0.0.1:0',
@@ -214,6 +219,19 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')(
         const overview = await browser.get('/');
         expect(overview.status).toBe(200);
         expect(overview.body).toContain('roles-dca');
+        const api = `http://127.0.0.1:${port}/api/v1`;
+        const authorization = `Bearer ${token}`;
+        expect((await fetch(`${api}/status`, { headers: { authorization } })).status).toBe(200);
+        for (const key of ['roles-1', 'roles-1']) {
+          const paused = await fetch(`${api}/kill-switch/pause`, {
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json', 'idempotency-key': key },
+            body: JSON.stringify({ reason: 'roles test' }),
+          });
+          expect(paused.status).toBe(200);
+        }
+        const resumed = await fetch(`${api}/kill-switch/resume`, { method: 'POST', headers: { authorization } });
+        expect(resumed.status).toBe(200);
       } finally {
         running.child.kill('SIGTERM');
       }
