@@ -93,7 +93,10 @@ async function runConsole(): Promise<void> {
     });
     const { host, port } = ops;
     const bound = await listen(server, host, port);
-    logger.info({ host, port: bound }, 'web console listening, with the REST API (no cycles run in this process)');
+    logger.info(
+      { host, port: bound },
+      'web console listening, with the REST API (no cycles run in this process)',
+    );
     await new Promise<void>((resolve) => {
       const dispose = handleSignals(
         {

@@ -39,7 +39,9 @@ export function allows(role: Role, permission: Permission): boolean {
 export function requireAccessDeclarations(scope: FastifyInstance, what: string): void {
   scope.addHook('onRoute', (route) => {
     if (route.config?.requires === undefined) {
-      throw new Error(`${what} route ${String(route.method)} ${route.url} declares nothing in config.requires`);
+      throw new Error(
+        `${what} route ${String(route.method)} ${route.url} declares nothing in config.requires`,
+      );
     }
   });
 }

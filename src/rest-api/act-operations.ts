@@ -44,12 +44,19 @@ const nothing = z.strictObject({});
 /** The kill switch stops every account: a token limited to some may not throw it. */
 function requireEveryAccount(call: ApiCall<unknown, unknown, unknown>): void {
   if (call.scope.accounts !== null) {
-    throw new ApiProblem('ACCOUNTS_LIMITED', 'the kill switch stops every account; this token is limited to some');
+    throw new ApiProblem(
+      'ACCOUNTS_LIMITED',
+      'the kill switch stops every account; this token is limited to some',
+    );
   }
 }
 
 /** Envelopes and strategy versions are the default account's strategies' in a deployment of one account. */
-function requireDefaultAccount(call: ApiCall<unknown, unknown, unknown>, what: 'ENVELOPE' | 'STRATEGY', message: string) {
+function requireDefaultAccount(
+  call: ApiCall<unknown, unknown, unknown>,
+  what: 'ENVELOPE' | 'STRATEGY',
+  message: string,
+) {
   if (!inScope(call.scope)) throw new ApiProblem(`${what}_NOT_FOUND`, message);
 }
 
@@ -64,7 +71,10 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     answer: ControlState,
     async run(call) {
       requireEveryAccount(call);
-      return call.context.store.actions.pauseAll(call.token.name, call.body.reason ?? 'paused through the API');
+      return call.context.store.actions.pauseAll(
+        call.token.name,
+        call.body.reason ?? 'paused through the API',
+      );
     },
   }),
   defineOperation({
@@ -84,7 +94,7 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     id: 'approveCycle',
     method: 'POST',
     path: '/cycles/:id/approve',
-    summary: "Approve a parked cycle; the last approval needed lets a worker buy it at a fresh quote",
+    summary: 'Approve a parked cycle; the last approval needed lets a worker buy it at a fresh quote',
     requires: 'approve',
     params: z.strictObject({ id: idParam }),
     body: z.strictObject({ maxPrice: money.optional() }),
@@ -144,14 +154,18 @@ export const ACT_OPERATIONS: readonly Operation[] = [
         body.resolution === 'order' ? { kind: 'order', serviceOrderId: body.order } : { kind: 'not_placed' },
         call.token.name,
       );
-      return { cycle: result.cycle, order: result.order ? { ...result.order, placedAt: result.order.serviceTimestamp } : null };
+      return {
+        cycle: result.cycle,
+        order: result.order ? { ...result.order, placedAt: result.order.serviceTimestamp } : null,
+      };
     },
   }),
   defineOperation({
     id: 'addEnvelope',
     method: 'POST',
     path: '/envelopes',
-    summary: "A new envelope: what a strategy may buy without asking, active once its approvers (not its creator) approve it",
+    summary:
+      'A new envelope: what a strategy may buy without asking, active once its approvers (not its creator) approve it',
     requires: 'approve',
     status: 201,
     body: z.strictObject({
@@ -214,7 +228,11 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     async run(call) {
       const { name, version } = call.params;
       requireDefaultAccount(call, 'STRATEGY', `no strategy "${name}" has versions`);
-      const approved = await call.context.database.strategyVersions.approve(name, Number(version), call.token.name);
+      const approved = await call.context.database.strategyVersions.approve(
+        name,
+        Number(version),
+        call.token.name,
+      );
       return versionSummary(approved);
     },
   }),

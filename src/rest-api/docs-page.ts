@@ -23,8 +23,9 @@ function typeOf(schema: Record<string, unknown>): string {
 
 function operationSection(method: string, path: string, operation: OpenApiOperation, prefix: string): Html {
   const success = Object.entries(operation.responses).find(([status]) => status !== 'default');
-  const answer = (success?.[1] as { content?: Record<string, { schema: Record<string, unknown> }> } | undefined)
-    ?.content?.['application/json']?.schema;
+  const answer = (
+    success?.[1] as { content?: Record<string, { schema: Record<string, unknown> }> } | undefined
+  )?.content?.['application/json']?.schema;
   const body = operation.requestBody?.content['application/json'].schema;
   return html`<section id="${operation.operationId}">
 <h2><code>${method.toUpperCase()} ${prefix}${path}</code></h2>
@@ -64,18 +65,18 @@ export async function renderDocsPage(document: OpenApiDocument): Promise<string>
 <p>Send a token of <code>treasury-bot token add NAME --role ROLE</code> as <code>Authorization: Bearer tbk_…</code>.
 The machine-readable document: <a href="${prefix}/openapi.json">${prefix}/openapi.json</a> (OpenAPI 3.1).</p>
 <ul>${operations.map(
-    ({ path, method, operation }) =>
-      html`<li><a href="#${operation.operationId}"><code>${method.toUpperCase()} ${path}</code></a>: ${operation.summary}</li>`,
-  )}</ul>
+      ({ path, method, operation }) =>
+        html`<li><a href="#${operation.operationId}"><code>${method.toUpperCase()} ${path}</code></a>: ${operation.summary}</li>`,
+    )}</ul>
 ${operations.map(({ path, method, operation }) => operationSection(method, path, operation, prefix))}
 <h2 id="problems">Problems</h2>
 <p>Every refusal is an RFC 9457 document (<code>application/problem+json</code>) whose <code>code</code> is one of these.</p>
 <table><thead><tr><th>Code</th><th>Status</th><th>Meaning</th></tr></thead><tbody>${(
-    Object.entries(PROBLEMS) as [ProblemCode, { status: number; title: string }][]
-  ).map(
-    ([code, { status, title }]) =>
-      html`<tr id="problem-${code}"><td><code>${code}</code></td><td>${status}</td><td>${title}</td></tr>`,
-  )}</tbody></table>
+      Object.entries(PROBLEMS) as [ProblemCode, { status: number; title: string }][]
+    ).map(
+      ([code, { status, title }]) =>
+        html`<tr id="problem-${code}"><td><code>${code}</code></td><td>${status}</td><td>${title}</td></tr>`,
+    )}</tbody></table>
 <h2>Schemas</h2>
 ${Object.entries(document.components.schemas).map(
   ([id, schema]) => html`<section id="schema-${id}"><h3>${id}</h3><pre>${json(schema)}</pre></section>`,

@@ -19,7 +19,9 @@ const KEY_FORM = /^[\x21-\x7E]{1,255}$/;
 
 /** The request a key stands for: its method, path and body, members in any order. */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? {})}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${canonicalJson(body ?? {})}`)
+    .digest('hex');
 }
 
 function canonicalJson(value: unknown): string {
@@ -41,9 +43,11 @@ export async function answerIdempotently(
 ): Promise<Answer & { replayed: boolean }> {
   if (key === undefined) return { ...(await run()), replayed: false };
   if (!KEY_FORM.test(key)) {
-    throw new ApiProblem('INVALID_ARGUMENT', 'Idempotency-Key: 1 to 255 visible ASCII characters, such as a UUID', [
-      { field: 'header.Idempotency-Key', message: '1 to 255 visible ASCII characters' },
-    ]);
+    throw new ApiProblem(
+      'INVALID_ARGUMENT',
+      'Idempotency-Key: 1 to 255 visible ASCII characters, such as a UUID',
+      [{ field: 'header.Idempotency-Key', message: '1 to 255 visible ASCII characters' }],
+    );
   }
   const claim = await tokens.claimKey(tokenId, key, fingerprint);
   if (claim.kind === 'other-request') {

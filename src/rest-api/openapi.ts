@@ -26,7 +26,13 @@ export interface OpenApiOperation {
   summary: string;
   description: string;
   'x-permission': string;
-  parameters: { name: string; in: 'path' | 'query' | 'header'; required: boolean; schema: JsonSchema; description?: string }[];
+  parameters: {
+    name: string;
+    in: 'path' | 'query' | 'header';
+    required: boolean;
+    schema: JsonSchema;
+    description?: string;
+  }[];
   requestBody?: { required: boolean; content: { 'application/json': { schema: JsonSchema } } };
   responses: Record<string, unknown>;
 }
@@ -50,7 +56,10 @@ function answerRef(schema: z.ZodType): JsonSchema {
 }
 
 /** The fields of a path or query object as OpenAPI parameters. */
-function parametersOf(where: 'path' | 'query', schema: z.ZodType | undefined): OpenApiOperation['parameters'] {
+function parametersOf(
+  where: 'path' | 'query',
+  schema: z.ZodType | undefined,
+): OpenApiOperation['parameters'] {
   if (!schema) return [];
   const object = inputSchema(schema) as { properties?: Record<string, JsonSchema>; required?: string[] };
   return Object.entries(object.properties ?? {}).map(([name, property]) => ({
@@ -112,7 +121,9 @@ export function buildOpenApiDocument(operations: readonly Operation[], prefix: s
     metadata: COMPONENTS,
     uri: (id) => `#/components/schemas/${id}`,
   }) as { schemas: Record<string, JsonSchema> };
-  const schemas = Object.fromEntries(Object.entries(generated.schemas).map(([id, schema]) => [id, member(schema)]));
+  const schemas = Object.fromEntries(
+    Object.entries(generated.schemas).map(([id, schema]) => [id, member(schema)]),
+  );
   const paths: OpenApiDocument['paths'] = {};
   for (const operation of operations) {
     const path = operation.path.replace(/:([A-Za-z]+)/g, '{$1}');

@@ -103,7 +103,9 @@ export const pageSize = (max: number, fallback: number) =>
  * A page's cursor: where the previous page ended, opaque to the client (base64url JSON). Its content is
  * checked by the operation that reads it: a cursor is only ever one this API wrote.
  */
-export const cursorParam = z.string().regex(/^[A-Za-z0-9_-]{1,400}$/, { error: 'expected a cursor of a previous page' });
+export const cursorParam = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,400}$/, { error: 'expected a cursor of a previous page' });
 
 export function encodeCursor(position: unknown): string {
   return Buffer.from(JSON.stringify(position)).toString('base64url');

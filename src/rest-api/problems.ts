@@ -24,7 +24,10 @@ export const PROBLEMS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The body must be application/json' },
   BODY_TOO_LARGE: { status: 413, title: 'The body is too large' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'The idempotency key was used for another request' },
-  IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'The first request with this idempotency key is still running' },
+  IDEMPOTENCY_KEY_IN_USE: {
+    status: 409,
+    title: 'The first request with this idempotency key is still running',
+  },
   RATE_LIMITED: { status: 429, title: 'Too many requests with this token' },
   CYCLE_NOT_FOUND: { status: 404, title: 'No such cycle' },
   ENVELOPE_NOT_FOUND: { status: 404, title: 'No such envelope' },
@@ -113,7 +116,15 @@ export function problemOf(error: unknown, instance: string): { problem: ProblemD
   const detail = told ? messageOf(error) : `${title}; the worker log has the details`;
   const errors = error instanceof ApiProblem ? error.errors : undefined;
   return {
-    problem: { type: problemType(code), title, status, detail, code, instance, ...(errors ? { errors } : {}) },
+    problem: {
+      type: problemType(code),
+      title,
+      status,
+      detail,
+      code,
+      instance,
+      ...(errors ? { errors } : {}),
+    },
     log: status >= 500,
   };
 }

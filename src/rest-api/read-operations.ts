@@ -78,7 +78,15 @@ export const READ_OPERATIONS: readonly Operation[] = [
       if (inScope(scope)) return status;
       // The kill switch and the replicas serve every account; the records are the default account's.
       const { paused, replicas } = status;
-      return { paused, replicas, haltedStrategies: [], recentCycles: [], unsureCycles: [], discrepancies: [], openOrders: [] };
+      return {
+        paused,
+        replicas,
+        haltedStrategies: [],
+        recentCycles: [],
+        unsureCycles: [],
+        discrepancies: [],
+        openOrders: [],
+      };
     },
   }),
   defineOperation({
@@ -145,7 +153,8 @@ export const READ_OPERATIONS: readonly Operation[] = [
     id: 'listOrders',
     method: 'GET',
     path: '/orders',
-    summary: 'The orders placed in a period, ours and external, as `export orders` writes them, a page at a time',
+    summary:
+      'The orders placed in a period, ours and external, as `export orders` writes them, a page at a time',
     requires: 'read',
     query: z.strictObject({
       ...periodQuery,
@@ -189,7 +198,9 @@ export const READ_OPERATIONS: readonly Operation[] = [
     requires: 'read',
     answer: EnvelopeList,
     async run({ context, scope }) {
-      return { envelopes: inScope(scope) ? await createApprovalControl(context.database).listEnvelopes() : [] };
+      return {
+        envelopes: inScope(scope) ? await createApprovalControl(context.database).listEnvelopes() : [],
+      };
     },
   }),
   defineOperation({
@@ -203,7 +214,10 @@ export const READ_OPERATIONS: readonly Operation[] = [
     async run(call) {
       const { period, timeZone } = periodOf(call);
       if (!inScope(call.scope)) {
-        throw new ApiProblem('ACCOUNTS_LIMITED', 'the report sums the default account, which this token does not reach');
+        throw new ApiProblem(
+          'ACCOUNTS_LIMITED',
+          'the report sums the default account, which this token does not reach',
+        );
       }
       return buildReport(call.context.database, period, call.query.by, timeZone);
     },

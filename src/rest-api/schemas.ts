@@ -97,7 +97,7 @@ export const Status = component(
       }),
     ),
   }),
-  "what `treasury-bot status` shows: the kill switch, halts, replicas, recent and unsure cycles, open orders",
+  'what `treasury-bot status` shows: the kill switch, halts, replicas, recent and unsure cycles, open orders',
 );
 
 export const VersionSummary = component(
@@ -366,7 +366,7 @@ export const Report = component(
       }),
     ),
   }),
-  "the figures of `treasury-bot report`",
+  'the figures of `treasury-bot report`',
 );
 
 export const AuditPage = component(

@@ -52,7 +52,10 @@ export function registerRestApi(app: FastifyInstance, context: RestApiContext): 
   const sendProblem = (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
     const { problem, log } = problemOf(error, pathOf(request));
     if (log) {
-      context.logger.error({ err: error, url: request.routeOptions.url, code: problem.code }, 'API request failed');
+      context.logger.error(
+        { err: error, url: request.routeOptions.url, code: problem.code },
+        'API request failed',
+      );
     }
     // RFC 6750: a refused bearer says which scheme the listener takes.
     if (problem.status === 401) reply.header('www-authenticate', 'Bearer realm="treasury-bot"');
@@ -62,7 +65,9 @@ export function registerRestApi(app: FastifyInstance, context: RestApiContext): 
   app.register(
     async (scope) => {
       requireAccessDeclarations(scope, 'REST API');
-      await scope.register(helmet, { contentSecurityPolicy: { useDefaults: false, directives: CONSOLE_CSP } });
+      await scope.register(helmet, {
+        contentSecurityPolicy: { useDefaults: false, directives: CONSOLE_CSP },
+      });
       // JSON only: fastify would otherwise read a text/plain body as a string.
       scope.removeContentTypeParser('text/plain');
       scope.decorateRequest('apiToken', null);
@@ -104,7 +109,10 @@ export function registerRestApi(app: FastifyInstance, context: RestApiContext): 
         sendProblem(
           request,
           reply,
-          new ApiProblem('NOT_FOUND', `no operation ${request.method} ${pathOf(request)}: see ${API_PREFIX}/docs`),
+          new ApiProblem(
+            'NOT_FOUND',
+            `no operation ${request.method} ${pathOf(request)}: see ${API_PREFIX}/docs`,
+          ),
         ),
       );
 
@@ -121,14 +129,18 @@ export function registerRestApi(app: FastifyInstance, context: RestApiContext): 
           config: { requires: operation.requires },
           handler: async (request, reply) => {
             const token = request.apiToken;
-            if (!token) throw new ApiProblem('TOKEN_MISSING', 'send the API token as `Authorization: Bearer tbk_…`');
+            if (!token)
+              throw new ApiProblem('TOKEN_MISSING', 'send the API token as `Authorization: Bearer tbk_…`');
             const call = {
               context,
               token,
               scope: { accounts: token.accounts },
               params: parseInput('path', operation.params ?? NO_INPUT, request.params),
               query: parseInput('query', operation.query ?? NO_INPUT, request.query),
-              body: operation.method === 'POST' ? parseInput('body', operation.body ?? NO_INPUT, request.body ?? {}) : {},
+              body:
+                operation.method === 'POST'
+                  ? parseInput('body', operation.body ?? NO_INPUT, request.body ?? {})
+                  : {},
             };
             const run = async (): Promise<Answer> => {
               try {
@@ -137,7 +149,10 @@ export function registerRestApi(app: FastifyInstance, context: RestApiContext): 
               } catch (error) {
                 const { problem, log } = problemOf(error, pathOf(request));
                 if (log) {
-                  context.logger.error({ err: error, url: operation.path, code: problem.code }, 'API request failed');
+                  context.logger.error(
+                    { err: error, url: operation.path, code: problem.code },
+                    'API request failed',
+                  );
                 }
                 return { status: problem.status, body: problem };
               }
@@ -179,7 +194,10 @@ function fastifyRefusal(error: unknown): unknown {
     return error;
   }
   const message = (error as Error).message;
-  if (status === 415) return new ApiProblem('UNSUPPORTED_MEDIA_TYPE', `send the body as application/json (${message})`);
+  if (status === 415)
+    return new ApiProblem('UNSUPPORTED_MEDIA_TYPE', `send the body as application/json (${message})`);
   if (status === 413) return new ApiProblem('BODY_TOO_LARGE', `the body is larger than ${BODY_LIMIT} bytes`);
-  return new ApiProblem('INVALID_ARGUMENT', `the body is not valid JSON: ${message}`, [{ field: 'body', message }]);
+  return new ApiProblem('INVALID_ARGUMENT', `the body is not valid JSON: ${message}`, [
+    { field: 'body', message },
+  ]);
 }

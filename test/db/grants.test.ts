@@ -26,7 +26,7 @@ describe('the worker role grants', () => {
     expect(Object.keys(WORKER_TABLE_RIGHTS).sort()).toEqual(rows.map((row) => row.name));
   });
 
-  it("delete only from replicas and the short-lived rows of the second factor and of idempotency keys, and never change the audit log", () => {
+  it('delete only from replicas and the short-lived rows of the second factor and of idempotency keys, and never change the audit log', () => {
     const deletable = Object.entries(WORKER_TABLE_RIGHTS)
       .filter(([, rights]) => rights.includes('DELETE'))
       .map(([table]) => table);

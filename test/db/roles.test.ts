@@ -230,7 +230,10 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')(
           });
           expect(paused.status).toBe(200);
         }
-        const resumed = await fetch(`${api}/kill-switch/resume`, { method: 'POST', headers: { authorization } });
+        const resumed = await fetch(`${api}/kill-switch/resume`, {
+          method: 'POST',
+          headers: { authorization },
+        });
         expect(resumed.status).toBe(200);
       } finally {
         running.child.kill('SIGTERM');

@@ -1,4 +1,4 @@
-import { validate, compileErrors } from '@readme/openapi-parser';
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPurchaseClient } from '../../src/api/index.js';
 import { allows } from '../../src/console/permissions.js';
@@ -132,7 +132,10 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
   });
 
   it('runs nothing of a strategy whose first version waits, then approves the versions as a person through a token', async () => {
-    const refused = await api.call('POST', '/strategies/api-dca/once', { token: api.tokens.operator, body: {} });
+    const refused = await api.call('POST', '/strategies/api-dca/once', {
+      token: api.tokens.operator,
+      body: {},
+    });
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: 'STRATEGY_NOT_APPROVED', status: 409 });
 
@@ -148,16 +151,23 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
       expect(approved.status).toBe(200);
       expect(approved.body).toMatchObject({ version: 1, approvedBy: 'approver' });
     }
-    const again = await api.call('POST', '/strategies/api-dca/versions/1/approve', { token: api.tokens.admin });
+    const again = await api.call('POST', '/strategies/api-dca/versions/1/approve', {
+      token: api.tokens.admin,
+    });
     expect(again.body.code).toBe('STRATEGY_VERSION_APPROVED');
-    const missing = await api.call('POST', '/strategies/api-dca/versions/9/approve', { token: api.tokens.admin });
+    const missing = await api.call('POST', '/strategies/api-dca/versions/9/approve', {
+      token: api.tokens.admin,
+    });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe('STRATEGY_VERSION_NOT_FOUND');
     await reloaded;
 
     const strategies = await api.call('GET', '/strategies', { token: api.tokens.viewer });
     expect(strategies.status).toBe(200);
-    expect(strategies.body.strategies.map((s: { name: string }) => s.name).sort()).toEqual(['api-dca', 'api-parked']);
+    expect(strategies.body.strategies.map((s: { name: string }) => s.name).sort()).toEqual([
+      'api-dca',
+      'api-parked',
+    ]);
     expect(strategies.body.strategies[0].versions[0]).toMatchObject({ version: 1, state: 'running' });
   });
 
@@ -199,7 +209,9 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
 
     const cycles = await api.call('GET', '/cycles?strategy=api-dca', { token: api.tokens.viewer });
     expect(cycles.body.cycles).toHaveLength(1);
-    expect(await api.sandbox.requests().filter((r) => r.method === 'POST' && r.path === '/client/order')).toHaveLength(1);
+    expect(
+      await api.sandbox.requests().filter((r) => r.method === 'POST' && r.path === '/client/order'),
+    ).toHaveLength(1);
   });
 
   it('shows a cycle with its decision trace, quote, order and settlement timeline', async () => {
@@ -244,7 +256,10 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
       body: { slot: '2031-06-02T10:00:00Z' },
     });
     const second = await cycleIdOf('api-parked', '2031-06-02T10:00:00Z');
-    const noReason = await api.call('POST', `/cycles/${second}/reject`, { token: api.tokens.approver, body: {} });
+    const noReason = await api.call('POST', `/cycles/${second}/reject`, {
+      token: api.tokens.approver,
+      body: {},
+    });
     expect(noReason.status).toBe(400);
     expect(noReason.body.errors).toEqual([{ field: 'body.reason', message: expect.any(String) }]);
     const rejected = await api.call('POST', `/cycles/${second}/reject`, {
@@ -271,16 +286,25 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
     };
     const added = await api.call('POST', '/envelopes', { token: api.tokens.approver, body });
     expect(added.status).toBe(201);
-    expect(added.body).toMatchObject({ strategy: 'api-parked', maxOrder: '200', createdBy: 'approver', activeAt: null });
+    expect(added.body).toMatchObject({
+      strategy: 'api-parked',
+      maxOrder: '200',
+      createdBy: 'approver',
+      activeAt: null,
+    });
     const own = await api.call('POST', `/envelopes/${added.body.id}/approve`, { token: api.tokens.approver });
     expect(own.body.code).toBe('APPROVER_IS_REQUESTER');
-    const approved = await api.call('POST', `/envelopes/${added.body.id}/approve`, { token: api.tokens.admin });
+    const approved = await api.call('POST', `/envelopes/${added.body.id}/approve`, {
+      token: api.tokens.admin,
+    });
     expect(approved.status).toBe(200);
     expect(approved.body.approvedBy).toEqual(['admin']);
     expect(approved.body.activeAt).not.toBeNull();
     const listed = await api.call('GET', '/envelopes', { token: api.tokens.viewer });
     expect(listed.body.envelopes.map((e: { id: number }) => e.id)).toContain(added.body.id);
-    const revoked = await api.call('POST', `/envelopes/${added.body.id}/revoke`, { token: api.tokens.approver });
+    const revoked = await api.call('POST', `/envelopes/${added.body.id}/revoke`, {
+      token: api.tokens.approver,
+    });
     expect(revoked.body.revokedBy).toBe('approver');
 
     const below = await api.call('POST', '/envelopes', {
@@ -299,7 +323,10 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
 
   it('pauses and resumes every replica, audited under the name of the token that did it', async () => {
     const erp = await api.addToken('erp-bot', 'operator');
-    const paused = await api.call('POST', '/kill-switch/pause', { token: erp, body: { reason: 'month end' } });
+    const paused = await api.call('POST', '/kill-switch/pause', {
+      token: erp,
+      body: { reason: 'month end' },
+    });
     expect(paused.body).toMatchObject({ paused: true, reason: 'month end', changedBy: 'erp-bot' });
     const status = await api.call('GET', '/status', { token: api.tokens.viewer });
     expect(status.body.paused).toMatchObject({ paused: true, by: 'erp-bot' });
@@ -312,7 +339,9 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
       ['erp-bot', 'kill_switch.resume'],
       ['erp-bot', 'kill_switch.pause'],
     ]);
-    const older = await api.call('GET', `/audit?limit=2&cursor=${audit.body.next}`, { token: api.tokens.admin });
+    const older = await api.call('GET', `/audit?limit=2&cursor=${audit.body.next}`, {
+      token: api.tokens.admin,
+    });
     expect(older.body.entries[0].id).toBeLessThan(audit.body.entries[1].id);
     const forged = await api.call('GET', '/audit?cursor=bm90LWEtY3Vyc29y', { token: api.tokens.admin });
     expect(forged.status).toBe(400);
@@ -363,7 +392,10 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
       body: { resolution: 'order', order: order.id },
     });
     expect(adopted.status).toBe(200);
-    expect(adopted.body).toMatchObject({ cycle: { id: second, state: 'placed' }, order: { serviceOrderId: order.id } });
+    expect(adopted.body).toMatchObject({
+      cycle: { id: second, state: 'placed' },
+      order: { serviceOrderId: order.id },
+    });
     const again = await api.call('POST', `/cycles/${second}/resolve`, {
       token: api.tokens.operator,
       body: { resolution: 'not_placed' },
@@ -389,14 +421,20 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
       cursor = page.body.next;
     }
     expect(seen).toEqual(all.body.orders.map((o: { orderId: string }) => o.orderId));
-    const ours = await api.call('GET', `/orders?${period}&strategy=api-dca&status=pending`, { token: api.tokens.viewer });
+    const ours = await api.call('GET', `/orders?${period}&strategy=api-dca&status=pending`, {
+      token: api.tokens.viewer,
+    });
     expect(ours.body.orders.every((o: { strategy: string }) => o.strategy === 'api-dca')).toBe(true);
     expect(ours.body.orders[0].amount).toBe('100.00');
-    const badDate = await api.call('GET', '/orders?from=yesterday&to=2031-01-01', { token: api.tokens.viewer });
+    const badDate = await api.call('GET', '/orders?from=yesterday&to=2031-01-01', {
+      token: api.tokens.viewer,
+    });
     expect(badDate.status).toBe(400);
     expect(badDate.body.code).toBe('INVALID_ARGUMENT');
 
-    const report = await api.call('GET', `/reports/summary?${period}&by=strategy`, { token: api.tokens.viewer });
+    const report = await api.call('GET', `/reports/summary?${period}&by=strategy`, {
+      token: api.tokens.viewer,
+    });
     expect(report.status).toBe(200);
     expect(report.body.groups.map((g: { group: string }) => g.group)).toContain('api-dca');
     expect(report.body.total.orders).toBeGreaterThanOrEqual(2);
@@ -408,7 +446,9 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
     expect(status.body.recentCycles.length).toBeLessThanOrEqual(5);
     const first = await api.call('GET', '/cycles?limit=2', { token: api.tokens.viewer });
     expect(first.body.cycles).toHaveLength(2);
-    const next = await api.call('GET', `/cycles?limit=2&cursor=${first.body.next}`, { token: api.tokens.viewer });
+    const next = await api.call('GET', `/cycles?limit=2&cursor=${first.body.next}`, {
+      token: api.tokens.viewer,
+    });
     expect(next.body.cycles[0].id).toBeLessThan(first.body.cycles[1].id);
     const parked = await api.call('GET', '/cycles?state=rejected', { token: api.tokens.viewer });
     expect(parked.body.cycles.map((c: { state: string }) => c.state)).toEqual(['rejected']);

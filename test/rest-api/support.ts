@@ -22,7 +22,8 @@ import { createTestDatabase, type TestBackend } from '../support/database.js';
 export interface ApiAnswer {
   status: number;
   headers: Headers;
-  /** The parsed JSON body (null when the body was empty). */
+  /** The parsed JSON body (null when the body was empty); checked against the document before a test reads it. */
+  // biome-ignore lint/suspicious/noExplicitAny: a decoded answer; each test asserts the fields it reads.
   body: any;
 }
 
@@ -175,11 +176,18 @@ export async function startApi(backend: TestBackend, strategies: string, setting
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
       });
       const text = await response.text();
-      const answer = { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+      const answer = {
+        status: response.status,
+        headers: response.headers,
+        body: text ? JSON.parse(text) : null,
+      };
       check(method, path, answer);
       return answer;
     },
-    coverage: () => ({ documented: routes.map((route) => route.operationId).sort(), called: [...called].sort() }),
+    coverage: () => ({
+      documented: routes.map((route) => route.operationId).sort(),
+      called: [...called].sort(),
+    }),
     async close() {
       await app.stop();
       await sandbox.close();

@@ -36,8 +36,12 @@ async function startApiServer(database: Database, lines: string[], requestsPerMi
 }
 
 async function get(base: string, path: string, token?: string) {
-  const response = await fetch(`${base}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
-  return { status: response.status, headers: response.headers, body: (await response.json()) as any };
+  const response = await fetch(
+    `${base}${path}`,
+    token ? { headers: { authorization: `Bearer ${token}` } } : {},
+  );
+  const body = (await response.json()) as { code?: string };
+  return { status: response.status, headers: response.headers, body };
 }
 
 /**
@@ -167,11 +171,28 @@ describe('token commands', { timeout: 120_000 }, () => {
 
   it('adds a token printed once, lists it without its secret, and revokes it', async () => {
     const add = await runCommand(
-      ['token', 'add', 'ERP-Bot', '--role', 'operator', '--expires', '90d', '--accounts', 'acme,default', '--json'],
+      [
+        'token',
+        'add',
+        'ERP-Bot',
+        '--role',
+        'operator',
+        '--expires',
+        '90d',
+        '--accounts',
+        'acme,default',
+        '--json',
+      ],
       env,
     );
     expect(add.code, add.stderr).toBe(0);
-    const added = JSON.parse(add.stdout) as { name: string; role: string; accounts: string[]; expiresAt: string; token: string };
+    const added = JSON.parse(add.stdout) as {
+      name: string;
+      role: string;
+      accounts: string[];
+      expiresAt: string;
+      token: string;
+    };
     expect(added).toMatchObject({ name: 'erp-bot', role: 'operator', accounts: ['acme', 'default'] });
     expect(added.token).toMatch(/^tbk_[A-Za-z0-9_-]{55}$/);
     const days = (new Date(added.expiresAt).getTime() - Date.now()) / 86_400_000;
@@ -206,7 +227,11 @@ describe('token commands', { timeout: 120_000 }, () => {
         authenticate(openConsoleStore(database).apiTokens, `Bearer ${added.token}`, new Date()),
       ),
     ).rejects.toMatchObject({ code: 'TOKEN_REVOKED' });
-    const audit = JSON.parse((await runCommand(['audit', '--json'], env)).stdout) as { actor: string; action: string; subject: string }[];
+    const audit = JSON.parse((await runCommand(['audit', '--json'], env)).stdout) as {
+      actor: string;
+      action: string;
+      subject: string;
+    }[];
     expect(audit.map((e) => [e.actor, e.action, e.subject])).toEqual([
       ['carla', 'token.add', 'token:erp-bot'],
       ['carla', 'token.add', 'token:reporting'],
@@ -215,9 +240,15 @@ describe('token commands', { timeout: 120_000 }, () => {
   });
 
   it.each([
-    [['token', 'add', 'x', '--role', 'owner'], '--role must be one of viewer, operator, approver, admin (got "owner")'],
+    [
+      ['token', 'add', 'x', '--role', 'owner'],
+      '--role must be one of viewer, operator, approver, admin (got "owner")',
+    ],
     [['token', 'add', 'bad name', '--role', 'viewer'], 'name "bad name" is not 1 to 64 letters'],
-    [['token', 'add', 'y', '--role', 'viewer', '--expires', 'soon'], '--expires must be a duration such as 90d'],
+    [
+      ['token', 'add', 'y', '--role', 'viewer', '--expires', 'soon'],
+      '--expires must be a duration such as 90d',
+    ],
     [['token', 'add', 'z', '--role', 'viewer', '--accounts', 'Acme'], '--accounts must list account names'],
     [['token', 'add', 'automation', '--role', 'viewer'], "is the worker's own name"],
     [['token', 'revoke', 'nobody'], 'TOKEN_NOT_FOUND: no live token named "nobody"'],
@@ -235,7 +266,10 @@ describe.runIf(inject('treasuryDatabase').backend === 'postgres')('a token revok
   it('is refused by each replica at its next request', { timeout: 60_000 }, async () => {
     const env = await writeWorkerFiles('', '');
     const commands = await createCommandDatabase(env);
-    const pools = [await openDatabase({ url: env.DATABASE_URL }), await openDatabase({ url: env.DATABASE_URL })];
+    const pools = [
+      await openDatabase({ url: env.DATABASE_URL }),
+      await openDatabase({ url: env.DATABASE_URL }),
+    ];
     const replicas = await Promise.all(pools.map((pool) => startApiServer(pool, [])));
     try {
       const added = await runCommand(['token', 'add', 'shared', '--role', 'viewer', '--json'], env);

@@ -88,6 +88,7 @@ describe('module boundaries of src/', () => {
       'cli',
       'runtime',
       'backtest',
+      'rest-api',
     ]);
     expect(
       violations(({ from, target }) => moduleOf(from) === 'strategy' && layers.has(moduleOf(target))),
@@ -145,6 +146,32 @@ describe('module boundaries of src/', () => {
     expect(
       imports.some((entry) => entry.from === 'control/approvals.ts' && entry.target === 'db/index.ts'),
     ).toBe(true);
+  });
+
+  it('keeps the REST API a door: only the composition root and the CLI open it, and of the console it takes the permissions table and the page policy', () => {
+    expect(
+      imports.some(
+        (entry) => entry.from === 'rest-api/act-operations.ts' && entry.target === 'control/index.ts',
+      ),
+    ).toBe(true);
+    expect(
+      violations(
+        ({ from, target }) =>
+          moduleOf(target) === 'rest-api' &&
+          moduleOf(from) !== 'rest-api' &&
+          from !== 'app.ts' &&
+          moduleOf(from) !== 'cli',
+      ),
+    ).toEqual([]);
+    expect(
+      violations(
+        ({ from, target }) =>
+          moduleOf(from) === 'rest-api' &&
+          moduleOf(target) === 'console' &&
+          target !== 'console/permissions.ts' &&
+          target !== 'console/server.ts',
+      ),
+    ).toEqual([]);
   });
 
   it('keeps the sandbox off the client: of api/ it takes only the protocol names in api/types.ts', () => {
