@@ -255,7 +255,15 @@ export const ACT_OPERATIONS: readonly Operation[] = [
           'this process runs no cycles (`treasury-bot console`): use the API of a replica of `treasury-bot run`',
         );
       }
-      return runOnce(name, call.body.slot ?? clock());
+      const report = await runOnce(name, call.body.slot ?? clock());
+      // The cycle records what it did; the audit log records who asked for it.
+      await call.context.store.audit.append({
+        actor: call.token.name,
+        action: 'cycle.run_once',
+        subject: `strategy:${name}`,
+        after: report,
+      });
+      return report;
     },
   }),
 ];

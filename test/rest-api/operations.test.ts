@@ -209,6 +209,12 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
 
     const cycles = await api.call('GET', '/cycles?strategy=api-dca', { token: api.tokens.viewer });
     expect(cycles.body.cycles).toHaveLength(1);
+    // Who asked for each cycle run now, the replay excepted: it ran nothing.
+    const asked = (await api.store.audit.list()).filter((entry) => entry.action === 'cycle.run_once');
+    expect(asked.map((entry) => [entry.actor, entry.subject])).toEqual([
+      ['admin', 'strategy:api-dca'],
+      ['operator', 'strategy:api-dca'],
+    ]);
     expect(
       await api.sandbox.requests().filter((r) => r.method === 'POST' && r.path === '/client/order'),
     ).toHaveLength(1);
@@ -499,6 +505,15 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
     expect(page).not.toMatch(/<script|style=|\son[a-z]+=/i);
     for (const operationId of api.coverage().documented) expect(page).toContain(`id="${operationId}"`);
     expect(page).toContain('id="problem-IDEMPOTENCY_KEY_REUSED"');
+  });
+
+  it('never wrote a token to the log or the audit log', async () => {
+    const audit = JSON.stringify(await api.store.audit.list({ limit: 10_000 }));
+    expect(api.issued.length).toBe((await api.store.apiTokens.list()).length);
+    for (const token of api.issued) {
+      expect(api.logText()).not.toContain(token.slice(16));
+      expect(audit).not.toContain(token.slice(16));
+    }
   });
 
   it('called every operation of the document', () => {

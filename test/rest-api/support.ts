@@ -41,6 +41,8 @@ export interface RunningApi {
   base: string;
   /** A token of each role, held by the person of that role's name. */
   tokens: Record<Role, string>;
+  /** Every token added so far. */
+  issued: string[];
   /** Every line the worker logged. */
   logText(): string;
   /** One request; its answer is checked against the document and counted under its operation. */
@@ -91,12 +93,14 @@ export async function startApi(backend: TestBackend, strategies: string, setting
   const store = openConsoleStore(database);
   const base = `http://127.0.0.1:${app.ports.ops}/api/v1`;
   const passwordHash = await hashPassword(PASSWORD, TEST_COST);
+  const issued: string[] = [];
   const addToken: RunningApi['addToken'] = async (name, role, options = {}) => {
     const made = newApiToken();
     await store.apiTokens.add(
       { name, role, accounts: options.accounts ?? null, expiresAt: options.expiresAt ?? null, ...made },
       'test-setup',
     );
+    issued.push(made.token);
     return made.token;
   };
   const tokens = {} as Record<Role, string>;
@@ -163,6 +167,7 @@ export async function startApi(backend: TestBackend, strategies: string, setting
     store,
     base,
     tokens,
+    issued,
     addToken,
     logText: () => lines.join(''),
     async call(method, path, options = {}) {

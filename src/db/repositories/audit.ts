@@ -41,6 +41,7 @@ export type AuditAction =
   | 'envelope.approve'
   | 'envelope.revoke'
   | 'cycle.adopt_order'
+  | 'cycle.run_once'
   | 'order.acknowledge'
   | 'strategy.version_applied'
   | 'strategy.version_approved'
