@@ -14,15 +14,8 @@ import { MoneyFormatError, parseDecimal } from '../money.js';
 import { type ApiCall, defineOperation, idParam, type Operation } from './operation.js';
 import { ApiProblem } from './problems.js';
 import { cycleInScope } from './read-operations.js';
-import {
-  ControlState,
-  CycleApprovalResult,
-  CycleReport,
-  Cycle as CycleSchema,
-  Envelope,
-  Resolution,
-  VersionSummary,
-} from './schemas.js';
+import { CycleApprovalResult, Envelope, VersionSummary } from './review-schemas.js';
+import { ControlState, CycleReport, Cycle as CycleSchema, Resolution } from './schemas.js';
 
 /** Decimal text as the answers write it, read into a Decimal: never a JSON number. */
 const money = z

@@ -27,17 +27,8 @@ import {
   pageSize,
 } from './operation.js';
 import { ApiProblem } from './problems.js';
-import {
-  Approvals,
-  AuditPage,
-  CycleDetail,
-  CycleList,
-  EnvelopeList,
-  OrderPage,
-  Report,
-  Status,
-  StrategyList,
-} from './schemas.js';
+import { Approvals, AuditPage, EnvelopeList, Report, StrategyList } from './review-schemas.js';
+import { CycleDetail, CycleList, OrderPage, Status } from './schemas.js';
 
 /** A page of cycles or audit entries ends at a row id; the next one starts below it. */
 const IdCursor = z.object({ before: z.number().int().positive() });

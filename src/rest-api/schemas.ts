@@ -1,16 +1,16 @@
 /**
- * The shapes of the REST API's answers, as zod schemas registered under their component names: every answer
+ * The shapes of the REST API's answers (the records: status, cycles, orders; review-schemas.ts has what
+ * people review and decide), as zod schemas registered under their component names: every answer
  * is parsed through its schema before it leaves (so what is sent is what is documented, and nothing else:
  * unknown members are dropped), and the OpenAPI document's components are generated from this registry
  * (openapi.ts). Money is decimal text, never a JSON number; instants are ISO 8601 in UTC.
  */
 import { z } from 'zod';
 import { CYCLE_STATES, CYCLE_TRIGGERS, SETTLEMENT_STATUSES } from '../db/index.js';
-import { GROUPINGS } from '../reports/index.js';
 
 export const COMPONENTS = z.registry<{ id: string; description?: string }>();
 
-function component<T extends z.ZodType>(id: string, schema: T, description?: string): T {
+export function component<T extends z.ZodType>(id: string, schema: T, description?: string): T {
   COMPONENTS.add(schema, { id, ...(description ? { description } : {}) });
   return schema;
 }
@@ -22,9 +22,9 @@ export const Decimal = component(
 );
 export const Instant = component('Instant', z.iso.datetime(), 'an instant, ISO 8601 in UTC');
 
-const text = z.string().nullable();
-const decimal = Decimal.nullable();
-const instant = Instant.nullable();
+export const text = z.string().nullable();
+export const decimal = Decimal.nullable();
+export const instant = Instant.nullable();
 
 export const Problem = component(
   'Problem',
@@ -98,39 +98,6 @@ export const Status = component(
     ),
   }),
   'what `treasury-bot status` shows: the kill switch, halts, replicas, recent and unsure cycles, open orders',
-);
-
-export const VersionSummary = component(
-  'StrategyVersion',
-  z.object({
-    version: z.number().int(),
-    state: z.enum(['running', 'approved', 'awaiting approval']),
-    linesAdded: z.number().int(),
-    linesRemoved: z.number().int(),
-    configHash: z.string(),
-    createdAt: Instant,
-    createdBy: z.string(),
-    approvedAt: instant,
-    approvedBy: text,
-  }),
-);
-
-export const StrategyList = component(
-  'StrategyList',
-  z.object({
-    strategies: z.array(
-      z.object({
-        name: z.string(),
-        kind: z.string(),
-        config: z.record(z.string(), z.unknown()),
-        firstSeenAt: Instant,
-        lastSeenAt: Instant,
-        haltedAt: instant,
-        haltReason: text,
-        versions: z.array(VersionSummary),
-      }),
-    ),
-  }),
 );
 
 export const Cycle = component(
@@ -272,120 +239,6 @@ export const OrderPage = component(
     next: text,
   }),
   'the rows of `treasury-bot export orders`, oldest first; `next` is the cursor of the following page',
-);
-
-export const Approvals = component(
-  'ParkedCycles',
-  z.object({
-    approvals: z.array(
-      z.object({
-        cycle: Cycle,
-        approversRequired: z.number().int(),
-        parkedAt: Instant,
-        expiresAt: Instant,
-        parkedPrice: Decimal,
-        defaultMaxPrice: Decimal,
-        approvedBy: z.array(z.string()),
-      }),
-    ),
-  }),
-  'cycles parked for approval, oldest first',
-);
-
-export const CycleApprovalResult = component(
-  'CycleApprovalResult',
-  z.object({
-    cycle: Cycle,
-    approvedBy: z.array(z.string()),
-    approversRequired: z.number().int(),
-    approvedMaxPrice: decimal,
-  }),
-);
-
-export const Envelope = component(
-  'Envelope',
-  z.object({
-    id: z.number().int(),
-    strategy: z.string(),
-    maxOrder: Decimal,
-    maxTotal: Decimal,
-    maxPrice: decimal,
-    validFrom: Instant,
-    validUntil: Instant,
-    approversRequired: z.number().int(),
-    createdBy: z.string(),
-    createdAt: Instant,
-    activeAt: instant,
-    revokedAt: instant,
-    revokedBy: text,
-    approvedBy: z.array(z.string()),
-    spent: Decimal,
-    room: Decimal,
-  }),
-);
-
-export const EnvelopeList = component('EnvelopeList', z.object({ envelopes: z.array(Envelope) }));
-
-const ReportGroup = z.object({
-  group: z.string(),
-  from: Instant,
-  to: Instant,
-  orders: z.number().int(),
-  spent: Decimal,
-  bought: Decimal,
-  averageCost: decimal,
-  lowestPrice: decimal,
-  highestPrice: decimal,
-  settledSpent: Decimal,
-  unsettledSpent: Decimal,
-  ordersWithoutQuantity: z.number().int(),
-  skipped: z.record(z.string(), z.number().int()),
-});
-
-export const Report = component(
-  'Report',
-  z.object({
-    from: Instant,
-    to: Instant,
-    timeZone: z.string(),
-    by: z.enum(GROUPINGS),
-    rounding: z.string(),
-    groups: z.array(ReportGroup),
-    total: ReportGroup,
-    savings: z.array(
-      z.object({
-        strategy: z.string(),
-        quotesSeen: z.number().int(),
-        averageQuotedPrice: Decimal,
-        averageCost: decimal,
-        bought: Decimal,
-        spent: Decimal,
-        plainDcaCost: Decimal,
-        savings: Decimal,
-        savingsPct: decimal,
-      }),
-    ),
-  }),
-  'the figures of `treasury-bot report`',
-);
-
-export const AuditPage = component(
-  'AuditPage',
-  z.object({
-    entries: z.array(
-      z.object({
-        id: z.number().int(),
-        at: Instant,
-        actor: z.string(),
-        action: z.string(),
-        subject: text,
-        before: z.unknown(),
-        after: z.unknown(),
-      }),
-    ),
-    next: text,
-  }),
-  'newest first; an act through a token names the token as its actor',
 );
 
 export const Resolution = component(

@@ -19,8 +19,7 @@ import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { type Operation, parseInput, type RestApiContext } from './operation.js';
 import { ApiProblem, PROBLEM_MEDIA_TYPE, problemOf } from './problems.js';
 import { READ_OPERATIONS } from './read-operations.js';
-import { createTokenRateLimit } from './token-rate-limit.js';
-import { authenticate } from './tokens.js';
+import { authenticate, createTokenRateLimit } from './tokens.js';
 
 export const API_PREFIX = '/api/v1';
 

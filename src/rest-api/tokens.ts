@@ -3,7 +3,7 @@
  * characters, 256 random bits), base64url. The prefix lets a secret scanner recognise one in a repository or
  * a log; the lookup part finds the row; only the SHA-256 of the secret part is stored, compared in constant
  * time. A token is read from the database at every request, so a revocation or an expiry holds at the next
- * request on every replica.
+ * request on every replica. Below: each token's request limit.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ApiToken, ApiTokensRepository } from '../db/index.js';
@@ -75,4 +75,34 @@ export async function authenticate(
   }
   const { secretHash: _kept, expired: _no, ...token } = found;
   return token;
+}
+
+/**
+ * The request limit of each token (console.apiRequestsPerMinute), on this replica: a token bucket that holds
+ * a minute's requests and refills evenly, so a script may burst up to the limit and then keeps its pace. A
+ * replica counts only what reaches it; behind a load balancer the limit is per replica, which bounds what
+ * one runaway script costs each of them.
+ */
+export interface TokenRateLimit {
+  /** Takes one request of the token's budget: 0 when allowed, else the seconds until one is available. */
+  take(tokenId: number, now: Date): number;
+}
+
+export function createTokenRateLimit(requestsPerMinute: number): TokenRateLimit {
+  const perMs = requestsPerMinute / 60_000;
+  const buckets = new Map<number, { tokens: number; at: number }>();
+  return {
+    take(tokenId, now) {
+      const at = now.getTime();
+      const bucket = buckets.get(tokenId) ?? { tokens: requestsPerMinute, at };
+      bucket.tokens = Math.min(requestsPerMinute, bucket.tokens + Math.max(0, at - bucket.at) * perMs);
+      bucket.at = at;
+      buckets.set(tokenId, bucket);
+      if (bucket.tokens >= 1) {
+        bucket.tokens -= 1;
+        return 0;
+      }
+      return Math.ceil((1 - bucket.tokens) / perMs / 1000);
+    },
+  };
 }
