@@ -11,9 +11,6 @@ import { withCommandDatabase } from './command-database.js';
 import { commandLineActor } from './people.js';
 import { CliArgumentError, cell, printErrorLine, printJson, printLines, renderTable } from './terminal.js';
 
-/** An account's name as the settings spell it (issue 35): lower case letters, digits and hyphens. */
-const ACCOUNT_NAME = /^[a-z0-9-]{1,64}$/;
-
 interface AddFlags {
   role: string;
   expires?: string;
@@ -44,7 +41,9 @@ export function registerTokenCommands(program: Command): void {
           throw new CliArgumentError(`--role must be one of ${ROLES.join(', ')} (got "${flags.role}")`);
         }
         const expiresAt = expiryOf(flags.expires, new Date());
-        const accounts = accountsOf(flags.accounts);
+        const { loadSettings } = await import('../config/index.js');
+        const configured = loadSettings({ env: process.env }).accounts.map((account) => account.name);
+        const accounts = accountsOf(flags.accounts, configured);
         const made = newApiToken();
         const added = await store.apiTokens.add(
           { name, role: flags.role as Role, accounts, expiresAt, ...made },
@@ -121,13 +120,14 @@ function expiryOf(text: string | undefined, now: Date): Date | null {
   return new Date(now.getTime() + ms);
 }
 
-function accountsOf(text: string | undefined): string[] | null {
+/** The accounts named, each one of the settings' (a typo would make a token that reads nothing). */
+function accountsOf(text: string | undefined, configured: readonly string[]): string[] | null {
   if (text === undefined) return null;
   const names = [...new Set(text.split(',').map((name) => name.trim()))];
-  const bad = names.filter((name) => !ACCOUNT_NAME.test(name));
-  if (names.length === 0 || bad.length > 0) {
+  const unknown = names.filter((name) => !configured.includes(name));
+  if (unknown.length > 0) {
     throw new CliArgumentError(
-      `--accounts must list account names (lower case letters, digits, -), comma-separated (got "${text}")`,
+      `--accounts: ${unknown.map((name) => JSON.stringify(name)).join(', ')} is no account of the settings (accounts: ${configured.join(', ')})`,
     );
   }
   return names;
