@@ -271,7 +271,7 @@ export class App {
       store: consoleStore,
       clock,
       logger,
-      client,
+      accounts,
       hosts: consoleHosts(settings, listeners.ops),
       timeZone: settings.reports.timezone,
       requestsPerMinute: settings.console.apiRequestsPerMinute,

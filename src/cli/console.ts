@@ -86,7 +86,7 @@ async function runConsole(): Promise<void> {
       store,
       clock,
       logger,
-      ...(client ? { client } : {}),
+      accounts,
       hosts: consoleHosts(settings, ops),
       timeZone: settings.reports.timezone,
       requestsPerMinute: settings.console.apiRequestsPerMinute,

@@ -3,13 +3,13 @@
  * context.ts), the account filter every list, download and report offers (`?account=NAME`, narrowing the
  * scope and never widening it: a name outside it is refused as unknown, 400), and the refusals of what lies
  * outside. A record of an account the person does not see is answered as one that does not exist (404); a
- * change that reaches every account (the kill switch) is refused to a person limited to some (403).
+ * change that reaches every account (the kill switch) is refused to a person limited to some (403, the rule
+ * of src/control/accounts.ts, which the REST API applies too).
  */
 import { html } from 'hono/html';
 import { type AccountScope, inScope, narrowScope } from '../db/index.js';
 import { type ConsoleContext, type ConsoleRequest, PageNotFound, type PageRequest } from './context.js';
 import type { Html } from './layout.js';
-import { ConsoleRefusal } from './sessions.js';
 
 /** The deployment's accounts the person sees, in the settings' order. */
 export function visibleAccounts({ accounts }: ConsoleContext, { scope }: ConsoleRequest): string[] {
@@ -42,14 +42,4 @@ export function accountFilterForm(context: ConsoleContext, request: PageRequest,
 /** A record of another account is, to this person, a record that does not exist. */
 export function requireVisible(scope: AccountScope, account: string, notFound: string): void {
   if (!inScope(scope, account)) throw new PageNotFound(notFound);
-}
-
-/** What every account shares may be changed only by a person who sees every account. */
-export function requireEveryAccount(scope: AccountScope, what: string): void {
-  if (scope.accounts !== null) {
-    throw new ConsoleRefusal(
-      403,
-      `${what} acts on every account, and you see only ${scope.accounts.join(', ')}: ask someone who sees them all`,
-    );
-  }
 }

@@ -7,11 +7,11 @@
  * every role and for a person limited to one account.
  */
 
-import { PERSON_NAME } from '../control/index.js';
+import { PERSON_NAME, requireEveryAccount } from '../control/index.js';
 import type { Cycle, Role, StrategyRecord } from '../db/index.js';
 import { ROLES } from '../db/index.js';
 import { resolveUnsureCycle } from '../engine/index.js';
-import { requireEveryAccount, requireVisible } from './accounts.js';
+import { requireVisible } from './accounts.js';
 import { type ConsoleContext, ConsoleInputError, type ConsoleRequest, PageNotFound } from './context.js';
 import { hashPassword, PasswordError } from './passwords.js';
 import type { Permission } from './permissions.js';

@@ -12,6 +12,7 @@ import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from 'hono/html';
 import { PurchaseApiError } from '../api/index.js';
+import { AccountScopeError } from '../control/index.js';
 import { AccountNotInScopeError, ApprovalError, ConsoleActionError, PeopleError } from '../db/index.js';
 import { OperatorActionError } from '../engine/index.js';
 import { registerReportRoutes, sendOrderExport } from '../reports/index.js';
@@ -277,6 +278,7 @@ async function renderError(
     if (error.status === 401 && request.method === 'GET') return reply.redirect('/login', 303);
     return show(error.status, error.message);
   }
+  if (error instanceof AccountScopeError) return show(403, error.message);
   // `?account=` naming an account the person does not see, or none of the deployment: the same answer.
   if (error instanceof AccountNotInScopeError) {
     const message = `account: ${error.message}`;

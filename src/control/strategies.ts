@@ -3,7 +3,7 @@
  * runs, who recorded and approved each, how many lines each changed). `strategy versions` prints the
  * versions, the REST API serves the whole.
  */
-import type { Database, StrategyRecord, StrategyVersion } from '../db/index.js';
+import type { AccountScope, Database, StrategyRecord, StrategyVersion } from '../db/index.js';
 
 export interface VersionSummary {
   version: number;
@@ -39,9 +39,9 @@ export interface ReviewedStrategy extends StrategyRecord {
   versions: VersionSummary[];
 }
 
-/** Every recorded strategy, by name, with its versions oldest first. */
-export async function listStrategies(database: Database): Promise<ReviewedStrategy[]> {
-  const records = await database.strategies.list();
+/** Every recorded strategy of the scope's accounts, by name, with its versions oldest first. */
+export async function listStrategies(database: Database, scope: AccountScope): Promise<ReviewedStrategy[]> {
+  const records = await database.strategies.list(scope);
   return Promise.all(
     records.map(async (record) => ({
       ...record,

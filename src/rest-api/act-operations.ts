@@ -7,7 +7,7 @@
  * shape here, naming the field; what they mean is the operation's to judge.
  */
 import { z } from 'zod';
-import { createApprovalControl, versionSummary } from '../control/index.js';
+import { createApprovalControl, requireEveryAccount, versionSummary } from '../control/index.js';
 import { inScope } from '../db/index.js';
 import { resolveUnsureCycle } from '../engine/index.js';
 import { MoneyFormatError, parseDecimal } from '../money.js';
@@ -34,23 +34,25 @@ const instant = z.iso.datetime({ offset: true }).transform((text) => new Date(te
 const reason = z.string().trim().min(1).max(500);
 const nothing = z.strictObject({});
 
-/** The kill switch stops every account: a token limited to some may not throw it. */
-function requireEveryAccount(call: ApiCall<unknown, unknown, unknown>): void {
-  if (call.scope.accounts !== null) {
-    throw new ApiProblem(
-      'ACCOUNTS_LIMITED',
-      'the kill switch stops every account; this token is limited to some',
-    );
+/**
+ * A token limited to some accounts reaches the recorded strategies of those only. A strategy new in the files
+ * is recorded once a version of it runs: until then only a token of every account reaches it.
+ */
+async function requireStrategyInScope(call: ApiCall<unknown, unknown, unknown>, name: string): Promise<void> {
+  if (call.scope.accounts === null) return;
+  const strategy = await call.context.database.strategies.get(name);
+  if (!strategy || !inScope(call.scope, strategy.account)) {
+    throw new ApiProblem('STRATEGY_NOT_FOUND', `no strategy named "${name}" was ever recorded`);
   }
 }
 
-/** Envelopes and strategy versions are the default account's strategies' in a deployment of one account. */
-function requireDefaultAccount(
-  call: ApiCall<unknown, unknown, unknown>,
-  what: 'ENVELOPE' | 'STRATEGY',
-  message: string,
-) {
-  if (!inScope(call.scope)) throw new ApiProblem(`${what}_NOT_FOUND`, message);
+/** The envelope's id, when the token's accounts reach its strategy's account. */
+async function envelopeInScope(call: ApiCall<unknown, unknown, unknown>, id: number): Promise<number> {
+  const account = await call.context.store.reads.accountOfEnvelope(id);
+  if (account === null || !inScope(call.scope, account)) {
+    throw new ApiProblem('ENVELOPE_NOT_FOUND', `no envelope with id ${id}`);
+  }
+  return id;
 }
 
 export const ACT_OPERATIONS: readonly Operation[] = [
@@ -63,7 +65,7 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     body: z.strictObject({ reason: reason.optional() }),
     answer: ControlState,
     async run(call) {
-      requireEveryAccount(call);
+      requireEveryAccount(call.scope, 'the kill switch');
       return call.context.store.actions.pauseAll(
         call.token.name,
         call.body.reason ?? 'paused through the API',
@@ -79,7 +81,7 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     body: nothing,
     answer: ControlState,
     async run(call) {
-      requireEveryAccount(call);
+      requireEveryAccount(call.scope, 'the kill switch');
       return call.context.store.actions.resumeAll(call.token.name);
     },
   }),
@@ -132,17 +134,22 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     ]),
     answer: Resolution,
     async run(call) {
-      const { database, client } = call.context;
+      const { database, accounts } = call.context;
       const cycle = await cycleInScope(call, Number(call.params.id));
       const { body } = call;
+      // The cycle's own account's service is the one asked, with its own token.
+      const client = accounts.get(cycle.account)?.client;
       if (body.resolution === 'order' && !client) {
         throw new ApiProblem(
           'SERVICE_NOT_CONFIGURED',
-          'adopting an order reads it from the purchase service, and this process has none: use the API of `treasury-bot run`, or set TREASURY_API_URL and its token for `treasury-bot console`',
+          `adopting an order reads it from the purchase service of account ${cycle.account}, and this process has none: use the API of \`treasury-bot run\`, or give the account its url and token for \`treasury-bot console\``,
         );
       }
       const result = await resolveUnsureCycle(
-        { database, ...(client ? { client } : {}) },
+        {
+          database,
+          ...(client ? { accounts: new Map([[cycle.account, { name: cycle.account, client }]]) } : {}),
+        },
         cycle.id,
         body.resolution === 'order' ? { kind: 'order', serviceOrderId: body.order } : { kind: 'not_placed' },
         call.token.name,
@@ -172,7 +179,7 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     answer: Envelope,
     async run(call) {
       const { strategy, maxOrder, maxTotal, maxPrice, from, until } = call.body;
-      requireDefaultAccount(call, 'STRATEGY', `no strategy named "${strategy}" was ever recorded`);
+      await requireStrategyInScope(call, strategy);
       return createApprovalControl(call.context.database).addEnvelope(
         { strategy, maxOrder, maxTotal, maxPrice: maxPrice ?? null, validFrom: from, validUntil: until },
         call.token.name,
@@ -189,8 +196,7 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     body: nothing,
     answer: Envelope,
     async run(call) {
-      const id = Number(call.params.id);
-      requireDefaultAccount(call, 'ENVELOPE', `no envelope with id ${id}`);
+      const id = await envelopeInScope(call, Number(call.params.id));
       return createApprovalControl(call.context.database).approveEnvelope(id, call.token.name);
     },
   }),
@@ -204,8 +210,7 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     body: nothing,
     answer: Envelope,
     async run(call) {
-      const id = Number(call.params.id);
-      requireDefaultAccount(call, 'ENVELOPE', `no envelope with id ${id}`);
+      const id = await envelopeInScope(call, Number(call.params.id));
       return createApprovalControl(call.context.database).revokeEnvelope(id, call.token.name);
     },
   }),
@@ -220,7 +225,7 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     answer: VersionSummary,
     async run(call) {
       const { name, version } = call.params;
-      requireDefaultAccount(call, 'STRATEGY', `no strategy "${name}" has versions`);
+      await requireStrategyInScope(call, name);
       const approved = await call.context.database.strategyVersions.approve(
         name,
         Number(version),
@@ -240,7 +245,7 @@ export const ACT_OPERATIONS: readonly Operation[] = [
     answer: CycleReport,
     async run(call) {
       const { name } = call.params;
-      requireDefaultAccount(call, 'STRATEGY', `no strategy named "${name}" runs in this worker`);
+      await requireStrategyInScope(call, name);
       const { runOnce, clock } = call.context;
       if (!runOnce) {
         throw new ApiProblem(

@@ -18,8 +18,11 @@ export interface RestApiContext {
   store: ConsoleStore;
   clock: () => Date;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
-  /** The purchase service, for adopting an order; absent in `console` without TREASURY_API_URL. */
-  client?: PurchaseClient;
+  /**
+   * Every account of the deployment, by name, with its purchase service where this process reaches it (for
+   * adopting an order): the console's accounts (ConsoleContext.accounts).
+   */
+  accounts: ReadonlyMap<string, { name: string; client?: PurchaseClient }>;
   /** Host names answered besides loopback's, as the console's (ConsoleContext.hosts). */
   hosts?: readonly string[];
   /** reports.timezone: the zone of dates in queries that name none. */

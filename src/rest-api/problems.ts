@@ -17,7 +17,7 @@ export const PROBLEMS = {
   TOKEN_REVOKED: { status: 401, title: 'The API token was revoked' },
   TOKEN_EXPIRED: { status: 401, title: 'The API token has expired' },
   PERMISSION_DENIED: { status: 403, title: "The token's role does not allow this" },
-  ACCOUNTS_LIMITED: { status: 403, title: 'This concerns an account the token does not reach' },
+  ACCOUNTS_LIMITED: { status: 403, title: 'This acts on every account; the token is limited to some' },
   HOST_NOT_SERVED: { status: 421, title: 'This listener does not answer to that host name' },
   NOT_FOUND: { status: 404, title: 'No such operation' },
   INVALID_ARGUMENT: { status: 400, title: 'A parameter or a field of the body is not valid' },

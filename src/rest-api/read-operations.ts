@@ -2,8 +2,8 @@
  * What the REST API reads, each through the read the CLI or the console already makes: `status`'s report,
  * the strategies with their versions, cycles with their decision trace and settlement timeline, the orders
  * of `export orders` page by page, the parked cycles and envelopes of src/control, `report`'s figures and
- * the audit log. Each takes the token's account scope: in a deployment of one account every record is the
- * `default` account's, so a token limited to other accounts reads empty lists and finds no record.
+ * the audit log. Each is handed the token's account scope whole: a record of an account outside it is not
+ * listed, summed or found.
  */
 import { z } from 'zod';
 import { createApprovalControl, listStrategies, readStatus } from '../control/index.js';
@@ -50,8 +50,10 @@ function periodOf(call: ApiCall<unknown, { from: string; to: string; tz?: string
 
 /** The cycle, when the token's accounts reach it; otherwise it does not exist for the token. */
 export async function cycleInScope(call: ApiCall<unknown, unknown, unknown>, id: number): Promise<Cycle> {
-  const cycle = inScope(call.scope) ? await call.context.database.cycles.get(id) : null;
-  if (!cycle) throw new ApiProblem('CYCLE_NOT_FOUND', `no cycle with id ${id}`);
+  const cycle = await call.context.database.cycles.get(id);
+  if (!cycle || !inScope(call.scope, cycle.account)) {
+    throw new ApiProblem('CYCLE_NOT_FOUND', `no cycle with id ${id}`);
+  }
   return cycle;
 }
 
@@ -65,19 +67,7 @@ export const READ_OPERATIONS: readonly Operation[] = [
     query: z.strictObject({ limit: pageSize(1000, 20) }),
     answer: Status,
     async run({ context, query, scope }) {
-      const status = await readStatus(context.database, query.limit, context.clock());
-      if (inScope(scope)) return status;
-      // The kill switch and the replicas serve every account; the records are the default account's.
-      const { paused, replicas } = status;
-      return {
-        paused,
-        replicas,
-        haltedStrategies: [],
-        recentCycles: [],
-        unsureCycles: [],
-        discrepancies: [],
-        openOrders: [],
-      };
+      return readStatus(context.database, scope, query.limit, context.clock());
     },
   }),
   defineOperation({
@@ -88,7 +78,7 @@ export const READ_OPERATIONS: readonly Operation[] = [
     requires: 'read',
     answer: StrategyList,
     async run({ context, scope }) {
-      return { strategies: inScope(scope) ? await listStrategies(context.database) : [] };
+      return { strategies: await listStrategies(context.database, scope) };
     },
   }),
   defineOperation({
@@ -105,10 +95,15 @@ export const READ_OPERATIONS: readonly Operation[] = [
     }),
     answer: CycleList,
     async run({ context, query, scope }) {
-      if (!inScope(scope)) return { cycles: [], next: null };
       const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor, IdCursor).before;
       const { strategy, state, limit } = query;
-      const cycles = await context.store.reads.listCycles({ strategy, state, beforeId, limit: limit + 1 });
+      const cycles = await context.store.reads.listCycles({
+        scope,
+        strategy,
+        state,
+        beforeId,
+        limit: limit + 1,
+      });
       const page = cycles.slice(0, limit);
       const last = page.at(-1);
       return { cycles: page, next: cycles.length > limit && last ? encodeCursor({ before: last.id }) : null };
@@ -159,9 +154,10 @@ export const READ_OPERATIONS: readonly Operation[] = [
       const { period } = periodOf(call);
       const { strategy, status, limit, cursor } = call.query;
       const after = cursor === undefined ? null : decodeCursor(cursor, OrderCursor);
-      const page = inScope(call.scope)
-        ? await orderPage(call.context.database, period, after, limit, { strategy, status })
-        : { orders: [], next: null };
+      const page = await orderPage(call.context.database, call.scope, period, after, limit, {
+        strategy,
+        status,
+      });
       return {
         from: period.start,
         to: period.end,
@@ -178,7 +174,7 @@ export const READ_OPERATIONS: readonly Operation[] = [
     requires: 'read',
     answer: Approvals,
     async run({ context, scope }) {
-      return { approvals: inScope(scope) ? await createApprovalControl(context.database).listParked() : [] };
+      return { approvals: await createApprovalControl(context.database).listParked(scope) };
     },
   }),
   defineOperation({
@@ -190,7 +186,7 @@ export const READ_OPERATIONS: readonly Operation[] = [
     answer: EnvelopeList,
     async run({ context, scope }) {
       return {
-        envelopes: inScope(scope) ? await createApprovalControl(context.database).listEnvelopes() : [],
+        envelopes: await createApprovalControl(context.database).listEnvelopes(scope),
       };
     },
   }),
@@ -204,20 +200,15 @@ export const READ_OPERATIONS: readonly Operation[] = [
     answer: Report,
     async run(call) {
       const { period, timeZone } = periodOf(call);
-      if (!inScope(call.scope)) {
-        throw new ApiProblem(
-          'ACCOUNTS_LIMITED',
-          'the report sums the default account, which this token does not reach',
-        );
-      }
-      return buildReport(call.context.database, period, call.query.by, timeZone);
+      return buildReport(call.context.database, call.scope, period, call.query.by, timeZone);
     },
   }),
   defineOperation({
     id: 'listAudit',
     method: 'GET',
     path: '/audit',
-    summary: 'The audit log, newest first: who did what, when, to what, with the state before and after',
+    summary:
+      'The audit log, newest first: who did what, when, to what (and of which account), with the state before and after',
     requires: 'administer',
     query: z.strictObject({
       since: z.iso.datetime({ offset: true }).optional(),
@@ -225,10 +216,17 @@ export const READ_OPERATIONS: readonly Operation[] = [
       cursor: cursorParam.optional(),
     }),
     answer: AuditPage,
-    async run({ context, query }) {
+    async run({ context, query, scope }) {
       const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor, IdCursor).before;
       const since = query.since === undefined ? undefined : new Date(query.since);
-      const entries = await context.store.audit.list({ since, beforeId, limit: query.limit + 1 });
+      // A token limited to some accounts reads the rows of their subjects only: those of no account (people,
+      // tokens) are every account's business.
+      const entries = await context.store.reads.auditEntries({
+        scope,
+        since,
+        beforeId,
+        limit: query.limit + 1,
+      });
       const page = entries.slice(0, query.limit);
       const last = page.at(-1);
       return {

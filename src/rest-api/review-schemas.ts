@@ -29,6 +29,7 @@ export const StrategyList = component(
       z.object({
         name: z.string(),
         kind: z.string(),
+        account: z.string(),
         config: z.record(z.string(), z.unknown()),
         firstSeenAt: Instant,
         lastSeenAt: Instant,
@@ -145,6 +146,7 @@ export const AuditPage = component(
         actor: z.string(),
         action: z.string(),
         subject: text,
+        account: text,
         before: z.unknown(),
         after: z.unknown(),
       }),

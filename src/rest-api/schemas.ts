@@ -50,6 +50,7 @@ const Difference = z.object({ field: z.string(), expected: z.string(), got: z.st
 
 const StatusCycle = z.object({
   strategy: z.string(),
+  account: z.string(),
   slot: Instant,
   state: z.enum(CYCLE_STATES),
   settlement: text,
@@ -67,7 +68,9 @@ export const Status = component(
   'Status',
   z.object({
     paused: z.object({ paused: z.boolean(), reason: text, since: instant, by: text }),
-    haltedStrategies: z.array(z.object({ name: z.string(), since: instant, reason: text })),
+    haltedStrategies: z.array(
+      z.object({ name: z.string(), account: z.string(), since: instant, reason: text }),
+    ),
     replicas: z.array(
       z.object({
         id: z.string(),
@@ -85,6 +88,7 @@ export const Status = component(
     openOrders: z.array(
       z.object({
         orderId: z.string(),
+        account: z.string(),
         origin: z.string(),
         status: z.enum(SETTLEMENT_STATUSES),
         symbol: z.string(),
@@ -105,6 +109,7 @@ export const Cycle = component(
   z.object({
     id: z.number().int(),
     strategy: z.string(),
+    account: z.string(),
     strategyVersion: z.number().int().nullable(),
     slot: Instant,
     trigger: z.enum(CYCLE_TRIGGERS),
@@ -136,6 +141,7 @@ export const Order = component(
   'Order',
   z.object({
     serviceOrderId: z.string(),
+    account: z.string(),
     origin: z.enum(['cycle', 'external']),
     cycleId: z.number().int().nullable(),
     quoteId: text,

@@ -5,11 +5,11 @@ import { allows } from '../../src/console/permissions.js';
 import { ROLES } from '../../src/db/index.js';
 import type { ReloadResult } from '../../src/engine/index.js';
 import { Decimal } from '../../src/money.js';
-import { DEMO_TOKEN } from '../../src/sandbox/index.js';
 import { testBackends } from '../support/database.js';
-import { type RunningApi, startApi } from './support.js';
+import { accountToken, type RunningApi, startApi } from './support.js';
 
 const STRATEGIES = `name: api-dca
+account: northco
 kind: dca
 symbol: USDTBRL
 amount: "100.00"
@@ -18,6 +18,7 @@ timezone: UTC
 enabled: false
 ---
 name: api-parked
+account: northco
 kind: dca
 symbol: USDTBRL
 amount: "100.00"
@@ -28,6 +29,15 @@ approval:
   required: always
   approvers: 1
   timeout: 2h
+---
+name: api-south
+account: southco
+kind: dca
+symbol: USDTBRL
+amount: "50.00"
+schedule: "0 0 1 1 *"
+timezone: UTC
+enabled: false
 `;
 
 /** Changes wait for people, and reconciliation stays away from the unsure cycles the tests settle by hand. */
@@ -41,16 +51,20 @@ engine:
 `;
 
 /**
- * Every operation of the REST API, through the worker of `treasury-bot run` against the sandbox: each answer
- * checked against the OpenAPI document the API serves, the document itself validated, each operation gated
- * by the console's permission table for every role, idempotent POSTs replayed and refused with another body,
- * and every act audited under the token's name.
+ * Every operation of the REST API, through the worker of `treasury-bot run` buying for two accounts at the
+ * sandbox: each answer checked against the OpenAPI document the API serves, the document itself validated,
+ * each operation gated by the console's permission table for every role and by the token's accounts,
+ * idempotent POSTs replayed and refused with another body, and every act audited under the token's name.
  */
 describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backend) => {
   let api: RunningApi;
 
   beforeAll(async () => {
-    api = await startApi(backend, STRATEGIES, SETTINGS);
+    api = await startApi(backend, {
+      accounts: ['northco', 'southco'],
+      strategies: STRATEGIES,
+      settings: SETTINGS,
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -144,7 +158,7 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
         if (result.applied && result.waiting.length === 0) resolve(result);
       });
     });
-    for (const name of ['api-dca', 'api-parked']) {
+    for (const name of ['api-dca', 'api-parked', 'api-south']) {
       const approved = await api.call('POST', `/strategies/${name}/versions/1/approve`, {
         token: api.tokens.approver,
       });
@@ -167,6 +181,7 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
     expect(strategies.body.strategies.map((s: { name: string }) => s.name).sort()).toEqual([
       'api-dca',
       'api-parked',
+      'api-south',
     ]);
     expect(strategies.body.strategies[0].versions[0]).toMatchObject({ version: 1, state: 'running' });
   });
@@ -224,7 +239,13 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
     const id = await cycleIdOf('api-dca', '2031-05-01T10:00:00Z');
     const answer = await api.call('GET', `/cycles/${id}`, { token: api.tokens.viewer });
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ id, strategy: 'api-dca', state: 'placed', strategyVersion: 1 });
+    expect(answer.body).toMatchObject({
+      id,
+      strategy: 'api-dca',
+      account: 'northco',
+      state: 'placed',
+      strategyVersion: 1,
+    });
     expect(Array.isArray(answer.body.trace) && answer.body.trace.length).toBeGreaterThan(0);
     expect(answer.body.quotes).toHaveLength(1);
     expect(answer.body.order).toMatchObject({ origin: 'cycle', cycleId: id, status: 'pending' });
@@ -332,6 +353,7 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
       const { database } = api;
       const claimed = (await database.cycles.claimSlot({
         strategy: 'api-dca',
+        account: 'northco',
         slot: new Date(slot),
         trigger: 'once',
         owner: 'lost-replica',
@@ -362,7 +384,7 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
     expect(notPlaced.body).toMatchObject({ cycle: { id: first, state: 'not_placed' }, order: null });
 
     // An order at the service the lost replica may have placed, read from the service as it is adopted.
-    const service = createPurchaseClient({ baseUrl: api.sandbox.url, token: DEMO_TOKEN });
+    const service = createPurchaseClient({ baseUrl: api.sandbox.url, token: accountToken('northco') });
     const quote = await service.getQuote({ symbol: 'USDTBRL', amount: new Decimal('100') });
     const order = await service.createOrder({ quoteId: quote.quoteId });
     await service.close();
@@ -445,27 +467,89 @@ describe.each(testBackends())('the REST API on %s', { timeout: 60_000 }, (backen
     expect(((await text.json()) as { code: string }).code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
-  it("keeps a token limited to other accounts away from the default account's records", async () => {
-    const elsewhere = await api.addToken('acme-bot', 'admin', { accounts: ['acme'] });
-    const id = await cycleIdOf('api-dca', '2031-05-01T10:00:00Z');
-    expect((await api.call('GET', '/cycles', { token: elsewhere })).body).toEqual({ cycles: [], next: null });
-    expect((await api.call('GET', `/cycles/${id}`, { token: elsewhere })).body.code).toBe('CYCLE_NOT_FOUND');
-    expect((await api.call('GET', '/strategies', { token: elsewhere })).body.strategies).toEqual([]);
-    expect((await api.call('GET', '/approvals', { token: elsewhere })).body.approvals).toEqual([]);
-    expect((await api.call('GET', '/envelopes', { token: elsewhere })).body.envelopes).toEqual([]);
-    const status = await api.call('GET', '/status', { token: elsewhere });
-    expect(status.body.recentCycles).toEqual([]);
-    expect(status.body.replicas).toHaveLength(1);
-    const approve = await api.call('POST', `/cycles/${id}/approve`, { token: elsewhere, body: {} });
-    expect(approve.body.code).toBe('CYCLE_NOT_FOUND');
-    const once = await api.call('POST', '/strategies/api-dca/once', { token: elsewhere, body: {} });
-    expect(once.body.code).toBe('STRATEGY_NOT_FOUND');
-    const pause = await api.call('POST', '/kill-switch/pause', { token: elsewhere, body: {} });
-    expect(pause.status).toBe(403);
-    expect(pause.body.code).toBe('ACCOUNTS_LIMITED');
+  it("keeps a token limited to some accounts to their records: the others' are neither listed, summed nor found", async () => {
+    const south = await api.addToken('south-bot', 'admin', { accounts: ['southco'] });
+    const ran = await api.call('POST', '/strategies/api-south/once', {
+      token: south,
+      body: { slot: '2031-08-01T10:00:00Z' },
+    });
+    expect(ran.body).toMatchObject({ strategy: 'api-south', outcome: 'placed' });
+    const theirs = await cycleIdOf('api-south', '2031-08-01T10:00:00Z');
+    const northern = await cycleIdOf('api-dca', '2031-05-01T10:00:00Z');
+    const parked = await cycleIdOf('api-parked', '2031-06-01T10:00:00Z');
 
-    const both = await api.addToken('group-bot', 'viewer', { accounts: ['acme', 'default'] });
-    expect((await api.call('GET', `/cycles/${id}`, { token: both })).status).toBe(200);
+    const cycles = await api.call('GET', '/cycles', { token: south });
+    expect(cycles.body.cycles.map((c: { id: number; account: string }) => [c.id, c.account])).toEqual([
+      [theirs, 'southco'],
+    ]);
+    expect((await api.call('GET', `/cycles/${theirs}`, { token: south })).status).toBe(200);
+    expect((await api.call('GET', `/cycles/${northern}`, { token: south })).body.code).toBe(
+      'CYCLE_NOT_FOUND',
+    );
+    const strategies = await api.call('GET', '/strategies', { token: south });
+    expect(strategies.body.strategies.map((s: { name: string }) => s.name)).toEqual(['api-south']);
+    expect((await api.call('GET', '/approvals', { token: south })).body.approvals).toEqual([]);
+    expect((await api.call('GET', '/envelopes', { token: south })).body.envelopes).toEqual([]);
+    const status = await api.call('GET', '/status', { token: south });
+    expect(new Set(status.body.recentCycles.map((c: { account: string }) => c.account))).toEqual(
+      new Set(['southco']),
+    );
+    expect(status.body.replicas).toHaveLength(1);
+    const period = `from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 86_400_000).toISOString()}`;
+    const orders = await api.call('GET', `/orders?${period}`, { token: south });
+    expect(orders.body.orders.map((o: { strategy: string }) => o.strategy)).toEqual(['api-south']);
+    const report = await api.call('GET', `/reports/summary?${period}&by=strategy`, { token: south });
+    expect(report.body.groups.map((g: { group: string }) => g.group)).toEqual(['api-south']);
+    expect(report.body.total.spent).toBe(orders.body.orders[0].totalCost);
+
+    const refusals = [
+      await api.call('POST', `/cycles/${parked}/approve`, { token: south, body: {} }),
+      await api.call('POST', `/cycles/${northern}/resolve`, {
+        token: south,
+        body: { resolution: 'not_placed' },
+      }),
+      await api.call('POST', '/strategies/api-dca/once', { token: south, body: {} }),
+      await api.call('POST', '/strategies/api-dca/versions/1/approve', { token: south }),
+      await api.call('POST', '/envelopes', {
+        token: south,
+        body: {
+          strategy: 'api-parked',
+          maxOrder: '1.00',
+          maxTotal: '1.00',
+          from: '2031-01-01T00:00:00Z',
+          until: '2031-02-01T00:00:00Z',
+        },
+      }),
+    ];
+    expect(refusals.map((answer) => answer.body.code)).toEqual([
+      'CYCLE_NOT_FOUND',
+      'CYCLE_NOT_FOUND',
+      'STRATEGY_NOT_FOUND',
+      'STRATEGY_NOT_FOUND',
+      'STRATEGY_NOT_FOUND',
+    ]);
+    const envelope = (await api.call('GET', '/envelopes')).body.envelopes[0].id;
+    expect((await api.call('POST', `/envelopes/${envelope}/revoke`, { token: south })).body.code).toBe(
+      'ENVELOPE_NOT_FOUND',
+    );
+    for (const path of ['/kill-switch/pause', '/kill-switch/resume']) {
+      const refused = await api.call('POST', path, { token: south });
+      expect(refused.status).toBe(403);
+      expect(refused.body.code).toBe('ACCOUNTS_LIMITED');
+    }
+    // The audit log too: only the rows of its accounts' cycles, strategies and envelopes.
+    const audit = await api.call('GET', '/audit?limit=1000', { token: south });
+    expect(new Set(audit.body.entries.map((e: { account: string }) => e.account))).toEqual(
+      new Set(['southco']),
+    );
+    expect(audit.body.entries[0]).toMatchObject({
+      actor: 'south-bot',
+      action: 'cycle.run_once',
+      subject: 'strategy:api-south',
+    });
+
+    const both = await api.addToken('group-bot', 'viewer', { accounts: ['northco', 'southco'] });
+    expect((await api.call('GET', `/cycles/${northern}`, { token: both })).status).toBe(200);
   });
 
   // After every cycle run through the API: a replica reads the kill switch at most once a second, so a cycle

@@ -60,22 +60,39 @@ export interface RunningApi {
 
 export const PASSWORD = 'a password of the API tests';
 
+/** Each account's token at the sandbox, which every account of these tests shares. */
+export const accountToken = (account: string) => `${DEMO_TOKEN}-${account}`;
+
 /**
- * `settings`: the YAML of the settings file beyond the log level. On PGlite the worker opens an embedded
- * database of its own, as `npm start` does.
+ * The worker with `accounts` at one sandbox (each its own token, ledger and credit line), the strategy files
+ * and `settings` (the YAML of the settings file beyond the log level and the accounts). On PGlite the worker
+ * opens an embedded database of its own, as `npm start` does.
  */
-export async function startApi(backend: TestBackend, strategies: string, settings = ''): Promise<RunningApi> {
-  const sandbox = await startSandbox({ stepMs: 0 });
+export async function startApi(
+  backend: TestBackend,
+  options: { accounts: readonly string[]; strategies: string; settings?: string },
+): Promise<RunningApi> {
+  const sandbox = await startSandbox({
+    stepMs: 0,
+    accounts: options.accounts.map((name) => ({ name, token: accountToken(name) })),
+  });
   const test = backend === 'postgres' ? await createTestDatabase('postgres') : undefined;
   const folder = await mkdtemp(join(tmpdir(), 'tb-api-'));
-  await writeFile(join(folder, 'settings.yaml'), `log:\n  level: info\n${settings}`);
-  await writeFile(join(folder, 'strategies.yaml'), strategies);
+  const accounts = options.accounts
+    .map(
+      (name) =>
+        `  - name: ${name}\n    api:\n      url: ${sandbox.url}\n      token: ${accountToken(name)}\n`,
+    )
+    .join('');
+  await writeFile(
+    join(folder, 'settings.yaml'),
+    `log:\n  level: info\naccounts:\n${accounts}${options.settings ?? ''}`,
+  );
+  await writeFile(join(folder, 'strategies.yaml'), options.strategies);
   const lines: string[] = [];
   const app = new App({
     mode: 'run',
     env: {
-      TREASURY_API_URL: sandbox.url,
-      TREASURY_API_TOKEN: DEMO_TOKEN,
       ...(test?.url ? { DATABASE_URL: test.url } : { TREASURY_DATA_DIR: join(folder, 'data') }),
       TREASURY_CONFIG: join(folder, 'settings.yaml'),
       TREASURY_STRATEGIES: join(folder, 'strategies.yaml'),

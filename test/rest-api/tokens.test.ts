@@ -28,6 +28,7 @@ async function startApiServer(database: Database, lines: string[], requestsPerMi
     store: openConsoleStore(database),
     clock: () => new Date(),
     logger: capturingLogger(lines),
+    accounts: new Map([['default', { name: 'default' }]]),
     timeZone: 'UTC',
     requestsPerMinute,
   });

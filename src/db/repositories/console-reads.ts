@@ -107,7 +107,12 @@ export interface ConsoleReads {
   /** The account an envelope's strategy buys for; null when there is no such envelope. */
   accountOfEnvelope(id: number): Promise<string | null>;
   /** The audit log newest first, each row with its subject's account; `beforeId` pages backwards. */
-  auditEntries(filter: { scope: AccountScope; beforeId?: number; limit: number }): Promise<AuditListed[]>;
+  auditEntries(filter: {
+    scope: AccountScope;
+    since?: Date;
+    beforeId?: number;
+    limit: number;
+  }): Promise<AuditListed[]>;
   /** The scope's cycles newest first (by id), narrowed by the filter: the REST API's pages of cycles. */
   listCycles(filter: CycleFilter): Promise<Cycle[]>;
 }
@@ -257,7 +262,7 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
       return row?.account ?? null;
     },
 
-    async auditEntries({ scope, beforeId, limit }) {
+    async auditEntries({ scope, since, beforeId, limit }) {
       const account = auditAccount();
       const rows = await db
         .select({ entry: auditLog, account: account.expression })
@@ -268,6 +273,7 @@ export function createConsoleReads(db: DrizzleHandle): ConsoleReads {
         .leftJoin(account.envelopeStrategy, account.envelopeStrategyJoin)
         .where(
           and(
+            since === undefined ? undefined : gte(auditLog.at, since),
             beforeId === undefined ? undefined : lt(auditLog.id, beforeId),
             scope.accounts === null ? undefined : inArray(account.expression, [...scope.accounts]),
           ),
