@@ -7,6 +7,8 @@ import { createTestDatabase, type TestDatabase, testBackends } from '../support/
 import { MIGRATION_TAGS } from './support/migrations.js';
 
 const TABLES = [
+  'api_idempotency_keys',
+  'api_tokens',
   'approval_requests',
   'approvals',
   'audit_log',
