@@ -358,6 +358,12 @@ export const oidcSchema = z
       .refine((roles) => Object.values(roles).some((groups) => groups.length > 0), {
         error: 'map at least one group to a role, such as admin: [treasury-admins]',
       }),
+    /**
+     * The claim (ID token or userinfo) naming the accounts a person may see: a list of account names, or one.
+     * Unset: people who sign in see every account. Set: read at every sign-in (an admin sees all); a person
+     * whose claim names none of the deployment's accounts is refused.
+     */
+    accountsClaim: z.string().min(1).optional(),
     /** Unset: any e-mail domain; set: a person's verified e-mail must be in one of them. */
     allowedDomains: z
       .array(emailDomain)

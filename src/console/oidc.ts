@@ -61,6 +61,27 @@ export function roleFromGroups(roles: OidcSettings['roles'], claim: unknown): Ro
 }
 
 /**
+ * The accounts the provider gives a person (`accountsClaim`): null without the setting or for an admin
+ * (every account), else the deployment's accounts the claim names, which may be none.
+ */
+export function accountsFromClaim(
+  settings: Pick<OidcSettings, 'accountsClaim'>,
+  role: Role,
+  claim: unknown,
+  known: Iterable<string>,
+): readonly string[] | null {
+  if (settings.accountsClaim === undefined || role === 'admin') return null;
+  const named = new Set(
+    Array.isArray(claim)
+      ? claim.filter((name) => typeof name === 'string')
+      : typeof claim === 'string'
+        ? [claim]
+        : [],
+  );
+  return [...known].filter((account) => named.has(account));
+}
+
+/**
  * The name of a person the provider introduces: the e-mail's local part, else preferred_username, folded
  * to the person-name rule (other characters become `-`, at most 64), else one made from the subject.
  */
@@ -253,19 +274,34 @@ export function registerSingleSignOn(
         { subject },
       );
     }
+    const accounts = accountsFromClaim(
+      settings,
+      role,
+      settings.accountsClaim === undefined ? undefined : claims[settings.accountsClaim],
+      context.accounts.keys(),
+    );
+    if (accounts !== null && accounts.length === 0) {
+      return refuse(
+        403,
+        'sso_no_account',
+        `${who} signed in at ${providerName(settings)}, but their ${settings.accountsClaim} names none of this console's accounts, so nothing was opened or created. Ask your identity provider's administrator.`,
+        { subject },
+      );
+    }
     const outcome = await context.store.ssoPeople.signIn({
       issuer: settings.issuer,
       subject,
       name: personNameFrom(claims, subject),
       role,
+      accounts,
     });
     if (outcome.kind === 'disabled') {
       return refuse(403, 'sso_disabled', `${outcome.person.name} is disabled in this console.`, { subject });
     }
     if (outcome.kind === 'role_changed') {
       context.logger.info(
-        { name: outcome.person.name, before: outcome.before, after: role },
-        'role changed at the identity provider: the person’s other sessions ended',
+        { name: outcome.person.name, before: outcome.before, after: role, accounts },
+        'role or accounts changed at the identity provider: the person’s other sessions ended',
       );
     }
     reply.clearCookie(LOGIN_CSRF_COOKIE, { path: '/' });

@@ -42,9 +42,15 @@ describe.each(testBackends())(
     /** The console with local passwords and single sign-on; the one with single sign-on alone. */
     let both: string;
     let ssoOnly: string;
+    /** The console of two accounts, whose people's accounts come from the provider's groups claim. */
+    let group: string;
     const logLines: string[] = [];
 
-    async function startConsole(localLogin: boolean, issuer: string): Promise<string> {
+    async function startConsole(
+      localLogin: boolean,
+      issuer: string,
+      accounts: { names: string[]; claim?: string } = { names: ['default'] },
+    ): Promise<string> {
       const server = createReceiverServer(undefined, ['127.0.0.1']);
       const logger = capturingLogger(logLines);
       const oidc = oidcSchema.parse({
@@ -58,13 +64,14 @@ describe.each(testBackends())(
           viewer: ['treasury-viewers', 'finance'],
         },
         allowedDomains: ['Example.com'],
+        ...(accounts.claim === undefined ? {} : { accountsClaim: accounts.claim }),
       });
       registerConsole(server, {
         database: test.database,
         store,
         clock: () => new Date(),
         logger,
-        accounts: new Map([['default', { name: 'default' }]]),
+        accounts: new Map(accounts.names.map((name) => [name, { name }])),
         oidc,
         localLogin,
       });
@@ -82,7 +89,9 @@ describe.each(testBackends())(
       );
       both = await startConsole(true, provider.issuer);
       ssoOnly = await startConsole(false, provider.issuer);
+      group = await startConsole(true, provider.issuer, { names: ['northco', 'southco'], claim: 'groups' });
       provider.serve([
+        `${group}/login/oidc/callback`,
         `${both}/login/oidc/callback`,
         `${ssoOnly}/login/oidc/callback`,
         // The browser's way in: localhost is another site than the provider's 127.0.0.1.
@@ -191,6 +200,39 @@ describe.each(testBackends())(
           after: expect.objectContaining({ role: 'viewer' }),
         }),
       );
+    });
+
+    it('takes the accounts from the provider at every sign-in (accountsClaim): a moved person loses the old account and session', async () => {
+      provider.directory.set('sub-gil', {
+        email: 'gil@example.com',
+        groups: ['finance', 'northco', 'westco'],
+      });
+      const first = new ConsoleClient(group);
+      expect((await signIn(first, 'sub-gil')).status).toBe(200);
+      // Only the deployment's accounts the claim names: westco is none of them.
+      expect(await store.people.findByName('gil')).toMatchObject({ role: 'viewer', accounts: ['northco'] });
+      expect((await first.get('/orders?account=northco')).status).toBe(200);
+      expect((await first.get('/orders?account=southco')).status).toBe(400);
+
+      provider.directory.set('sub-gil', { email: 'gil@example.com', groups: ['finance', 'southco'] });
+      const second = new ConsoleClient(group);
+      expect((await signIn(second, 'sub-gil')).status).toBe(200);
+      expect(await store.people.findByName('gil')).toMatchObject({ accounts: ['southco'] });
+      expect((await second.get('/orders?account=southco')).status).toBe(200);
+      // The session opened for northco ended with the change.
+      expect((await first.get('/')).location).toBe('/login');
+    });
+
+    it('refuses a person whose accounts claim names none of the accounts, and lets an admin see all', async () => {
+      provider.directory.set('sub-hugo', { email: 'hugo@example.com', groups: ['finance', 'westco'] });
+      const refused = await signIn(new ConsoleClient(group), 'sub-hugo');
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain('names none of this console');
+      expect(await store.people.findByName('hugo')).toBeNull();
+
+      provider.directory.set('sub-iris', { email: 'iris@example.com', groups: ['treasury-admins'] });
+      expect((await signIn(new ConsoleClient(group), 'sub-iris')).status).toBe(200);
+      expect(await store.people.findByName('iris')).toMatchObject({ role: 'admin', accounts: null });
     });
 
     it('refuses an answer whose state was tampered with', async () => {

@@ -17,11 +17,14 @@ export interface ProviderIdentity {
   /** The name to give the person when they are new (already folded to the person-name rule). */
   name: string;
   role: Role;
+  /** The accounts the provider gives (accountsClaim); null: every account. */
+  accounts: readonly string[] | null;
 }
 
 export type SignInOutcome =
   | { kind: 'created'; person: Person }
   | { kind: 'known'; person: Person }
+  /** The role or the accounts changed (`before` is the role before). */
   | { kind: 'role_changed'; person: Person; before: Role }
   | { kind: 'disabled'; person: Person };
 
@@ -39,7 +42,8 @@ const NAME_ATTEMPTS = 20;
 
 export function createSsoPeopleRepository(db: DrizzleHandle, clock: () => Date): SsoPeopleRepository {
   return {
-    async signIn({ issuer, subject, name, role }) {
+    async signIn({ issuer, subject, name, role, accounts }) {
+      const kept = accounts === null ? null : [...accounts];
       const now = clock();
       // The provider, not a person of the console, decides these rows: the audit names it.
       const actor = `sso:${issuer}`;
@@ -56,10 +60,11 @@ export function createSsoPeopleRepository(db: DrizzleHandle, clock: () => Date):
         if (row) {
           const before = toPerson(row);
           if (before.disabledAt) return { kind: 'disabled', person: before };
-          if (before.role === role) return { kind: 'known', person: before };
+          if (before.role === role && sameAccounts(before.accounts, kept))
+            return { kind: 'known', person: before };
           const [changed] = await transaction
             .update(users)
-            .set({ role })
+            .set({ role, accounts: kept })
             .where(eq(users.id, row.id))
             .returning();
           const after = toPerson(changed ?? row);
@@ -81,6 +86,7 @@ export function createSsoPeopleRepository(db: DrizzleHandle, clock: () => Date):
             .values({
               name: candidate,
               role,
+              accounts: kept,
               passwordHash: null,
               createdAt: now,
               oidcIssuer: issuer,
@@ -111,4 +117,9 @@ export function createSsoPeopleRepository(db: DrizzleHandle, clock: () => Date):
       });
     },
   };
+}
+
+function sameAccounts(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.length === b.length && [...a].sort().every((name, index) => name === [...b].sort()[index]);
 }
