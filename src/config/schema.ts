@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { Decimal } from '../money.js';
-import { DEFAULT_ACCOUNT, DEFAULT_QUOTE_TOLERANCES } from '../strategy/index.js';
+import { ACCOUNT_NAME, DEFAULT_ACCOUNT, DEFAULT_QUOTE_TOLERANCES } from '../strategy/index.js';
 import { notificationsSchema } from './notifications-schema.js';
 
 const ms = z.number().int().nonnegative();
@@ -266,8 +266,8 @@ export const apiSchema = z.strictObject({
 
 export type ApiSettings = z.output<typeof apiSchema>;
 
-/** An account's name: in paths (`/webhooks/NAME/…`), metric labels and strategy files, so plain and short. */
-export const accountName = z.string().regex(/^[a-z0-9-]{1,40}$/, {
+/** An account's name in the settings (the rule is ACCOUNT_NAME, shared with strategy files). */
+const accountName = z.string().regex(ACCOUNT_NAME, {
   error: 'expected an account name of lowercase letters, digits and hyphens (at most 40)',
 });
 

@@ -62,9 +62,15 @@ export const percentage = z.unknown().transform((value, ctx): Decimal => {
   return z.NEVER;
 });
 
+/**
+ * An account's name, the one rule for the settings' `accounts` and a strategy's `account:`: it goes into
+ * paths (`/webhooks/NAME/…`), metric labels and files, so plain and short.
+ */
+export const ACCOUNT_NAME = /^[a-z0-9-]{1,40}$/;
+
 /** The account at the service a strategy buys for: one of the settings' `accounts` names. */
 export const accountName = z.string().superRefine((name, ctx) => {
-  if (!/^[a-z0-9-]{1,40}$/.test(name)) {
+  if (!ACCOUNT_NAME.test(name)) {
     ctx.addIssue({
       code: 'custom',
       message: `must be an account name: lowercase letters, digits and hyphens, at most 40 characters (got ${describeValue(name)})`,

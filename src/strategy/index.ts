@@ -13,6 +13,7 @@ export {
   verdictBeforeQuote,
   verdictQuote,
 } from './evaluate.js';
+export { ACCOUNT_NAME } from './field-schemas.js';
 export {
   accountOf,
   DEFAULT_ACCOUNT,
