@@ -58,7 +58,11 @@ describe('the readings of a worker process over a burst', () => {
       expect(memory.rssMb).toBeLessThanOrEqual(holding.rssMb - 90);
       return memory;
     });
-    expect(freed.peakRssMb).toBeGreaterThanOrEqual(holding.rssMb);
+    // Within 1 MB: both figures come from the kernel's per-thread RSS counters, which it folds into the
+    // process's lazily (batches of 64 page events per thread), so a VmRSS read while holding may stand a few
+    // hundred KB above the high-water mark the fold leaves (seen: 145.8 MB held, 145.7 MB kept). The peak
+    // kept is still some 90 MB above the freed RSS, which is what this reading is for.
+    expect(freed.peakRssMb).toBeGreaterThanOrEqual(holding.rssMb - 1);
     await resetPeakRss(holder.pid);
     const reset = await processMemory(holder.pid);
     expect(reset.peakRssMb).toBeLessThan(holding.rssMb - 80);
