@@ -67,13 +67,16 @@ export interface Operation<
   run(call: ApiCall<InputOf<P>, InputOf<Q>, InputOf<B>>): Promise<unknown>;
 }
 
-/** Types an operation's `run` by its schemas; the table holds them erased. */
+/**
+ * Types an operation's `run` by its schemas; the table holds them erased (`run` is a method, so its typed
+ * parameter is accepted where the erased one is declared, without a cast).
+ */
 export function defineOperation<
   P extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
 >(operation: Operation<P, Q, B>): Operation {
-  return operation as unknown as Operation;
+  return operation;
 }
 
 /** Validates one part of the request; what is wrong is a 400 naming each field. */
