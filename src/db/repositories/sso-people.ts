@@ -121,5 +121,6 @@ export function createSsoPeopleRepository(db: DrizzleHandle, clock: () => Date):
 
 function sameAccounts(a: readonly string[] | null, b: readonly string[] | null): boolean {
   if (a === null || b === null) return a === b;
-  return a.length === b.length && [...a].sort().every((name, index) => name === [...b].sort()[index]);
+  const sorted = [...b].sort();
+  return a.length === b.length && [...a].sort().every((name, index) => name === sorted[index]);
 }
