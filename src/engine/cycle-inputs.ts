@@ -5,9 +5,11 @@ import { withTimeLimit } from '../runtime/time-limit.js';
 import {
   type BudgetPeriods,
   budgetPeriods,
+  isTarget,
   needsBalance,
   type SpentSoFar,
   type Strategy,
+  type TargetFigures,
 } from '../strategy/index.js';
 import type { AccountContext } from './context.js';
 import { withDatabase } from './engine-errors.js';
@@ -25,6 +27,8 @@ export interface CycleInputs {
   periods: BudgetPeriods;
   spent: SpentSoFar;
   lastSubmittedAt?: Date;
+  /** A target's slot and what its window's cycles bought so far, read with the other figures. */
+  target?: TargetFigures;
 }
 
 /** The spend figures the slot's claim read with it (cycle.ts), and the periods they were summed in. */
@@ -48,6 +52,7 @@ export async function readCycleInputs(
     spent: { day: figures.spentDay, month: figures.spentMonth },
   };
   if (figures.lastSubmittedAt !== null) inputs.lastSubmittedAt = figures.lastSubmittedAt;
+  if (figures.target !== null) inputs.target = { slot: cycle.slot, progress: figures.target };
   if (inputs.halted || !needsBalance(strategy)) return inputs;
 
   const askedAt = context.clock();
@@ -86,7 +91,12 @@ async function readFigures(context: AccountContext, strategy: Strategy): Promise
   // commit re-reads them for its own instant.
   const periods = budgetPeriods(strategy.timezone, context.clock());
   const figures = await withDatabase(context, 'cycle_inputs', () =>
-    context.database.cycles.spendFigures({ strategy: strategy.name, account: context.account.name, periods }),
+    context.database.cycles.spendFigures({
+      strategy: strategy.name,
+      account: context.account.name,
+      periods,
+      ...(isTarget(strategy) ? { targetWindow: strategy.target } : {}),
+    }),
   );
   return { periods, figures };
 }

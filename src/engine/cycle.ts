@@ -6,7 +6,14 @@
 import type { Cycle, CycleTrigger, SpendFigures } from '../db/index.js';
 import { errorCodeOf, messageOf } from '../errors.js';
 import { Decimal } from '../money.js';
-import { budgetPeriods, evaluateBeforeQuote, REASON_CODES, type Strategy } from '../strategy/index.js';
+import {
+  budgetPeriods,
+  evaluateBeforeQuote,
+  isTarget,
+  planSlice,
+  REASON_CODES,
+  type Strategy,
+} from '../strategy/index.js';
 import { announceCycle } from './announce.js';
 import type { AccountContext, EngineContext } from './context.js';
 import { type FiguresRead, readCycleInputs } from './cycle-inputs.js';
@@ -44,6 +51,7 @@ export async function runCycle(context: AccountContext, request: CycleRequest): 
           owner: context.replicaId,
         },
         periods,
+        isTarget(strategy) ? strategy.target : undefined,
       ),
     );
   } catch (error) {
@@ -165,23 +173,31 @@ async function driveCycle(
     await record.move('skipped', { reasonCode: 'strategy_halted' });
     return;
   }
+  // A target's slot buys the slice its progress calls for (target.ts); one people approved buys what they
+  // approved (strategyOfParkedVersion), judged again by the same rules.
+  const plan =
+    isTarget(strategy) && approval === undefined && inputs.target && planSlice(strategy, inputs.target);
+  const sized = plan && plan.action === 'buy' ? { ...strategy, amount: plan.amount } : strategy;
   const before = evaluateBeforeQuote({
-    strategy,
+    strategy: sized,
     now: context.clock(),
     balance: inputs.balance,
     spent: inputs.spent,
     lastSubmittedAt: inputs.lastSubmittedAt,
+    ...(inputs.target === undefined ? {} : { target: inputs.target }),
   });
-  if (before.action === 'skip') {
+  const reasonCode =
+    before.action === 'skip' ? before.reason : plan && plan.action === 'skip' ? plan.reason : undefined;
+  if (reasonCode !== undefined) {
     await record.move('skipped', {
-      reasonCode: before.reason,
+      reasonCode,
       trace: traceAsJson(before.trace),
       balanceSnapshotId: inputs.balanceSnapshotId ?? null,
       errorCode: inputs.balanceErrorCode ?? null,
     });
     return;
   }
-  await placeWithFreshQuotes({ context, strategy, record, inputs, timing, approval });
+  await placeWithFreshQuotes({ context, strategy: sized, record, inputs, timing, approval, resized: false });
 }
 
 function reasonOfError(error: unknown): EngineReason {

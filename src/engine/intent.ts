@@ -21,6 +21,7 @@ import {
   budgetPeriods,
   defaultApprovedMaxPrice,
   evaluateQuote,
+  isTarget,
   needsApproval,
   needsBalance,
   type RuleResult,
@@ -83,6 +84,7 @@ export async function commitIntent(
 function dependsOnOtherCycles(strategy: Strategy): boolean {
   const { budget, cooldownMs } = strategy;
   return (
+    isTarget(strategy) ||
     budget?.perDay !== undefined ||
     budget?.perMonth !== undefined ||
     cooldownMs !== undefined ||
@@ -135,6 +137,7 @@ function guardOf(
     account: context.account.name,
     ...(approvalNeed === undefined ? {} : { approval: approvalNeed }),
     periodsAt: (at) => budgetPeriods(strategy.timezone, at),
+    ...(isTarget(strategy) ? { targetWindow: strategy.target } : {}),
     // Credit guards: serialized per account, judged on the balance less what it may not show yet. "Since the
     // read" is widened by the clock skew allowed between replicas: another replica stamped submitted_at.
     ...(inputs.balanceAskedAt && needsBalance(strategy)
@@ -158,6 +161,10 @@ function guardOf(
         spent: { day: figures.spentDay, month: figures.spentMonth },
         lastSubmittedAt: figures.lastSubmittedAt ?? undefined,
         tolerances: context.tolerances,
+        // What every cycle of the target committed before this lock was granted, never more than its total.
+        ...(inputs.target && figures.target
+          ? { target: { ...inputs.target, progress: figures.target } }
+          : {}),
         ...(approval === undefined ? {} : { approvedMaxPrice: approval.approvedMaxPrice }),
       });
       const trace = traceAsJson(decision.trace);

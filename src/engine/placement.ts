@@ -16,7 +16,7 @@ import {
 import type { QuoteInput } from '../db/index.js';
 import { errorCodeOf, messageOf } from '../errors.js';
 import { withTimeLimit } from '../runtime/time-limit.js';
-import { evaluateQuote, type Strategy } from '../strategy/index.js';
+import { evaluateQuote, isTarget, resizeForQuote, type Strategy } from '../strategy/index.js';
 import type { AccountContext } from './context.js';
 import type { CycleInputs } from './cycle-inputs.js';
 import type { CycleRecord } from './cycle-record.js';
@@ -43,7 +43,10 @@ interface GiveUp {
 /** One cycle's placement: what every quote attempt of the slot reads and records. */
 export interface Placement {
   context: AccountContext;
+  /** With the slot's amount: a target's sized slice (cycle.ts), which one resize may change. */
   strategy: Strategy;
+  /** A target's slice was quoted again at the size a quote's price called for: once per slot. */
+  resized: boolean;
   record: CycleRecord;
   inputs: CycleInputs;
   timing: CycleTiming;
@@ -54,7 +57,7 @@ export async function placeWithFreshQuotes(placement: Placement): Promise<void> 
   const { context, strategy, record, timing } = placement;
   const maxQuotes = 1 + context.settings.maxFreshQuotes;
   for (let quoteNumber = 1; ; quoteNumber++) {
-    timing.quotes = quoteNumber;
+    timing.quotes = quoteNumber + (placement.resized ? 1 : 0);
     const gaveUp = await attemptWithOneQuote(placement);
     if (gaveUp === undefined) return;
     if (quoteNumber >= maxQuotes) {
@@ -73,7 +76,8 @@ export async function placeWithFreshQuotes(placement: Placement): Promise<void> 
 }
 
 async function attemptWithOneQuote(placement: Placement): Promise<GiveUp | undefined> {
-  const { context, strategy, record, inputs, timing, approval } = placement;
+  const { context, record, inputs, timing, approval } = placement;
+  const { strategy } = placement;
   const { clock, metrics, settings } = context;
   const client = context.account.tradingClient ?? context.account.client;
   const requestedAt = clock();
@@ -121,6 +125,27 @@ async function attemptWithOneQuote(placement: Placement): Promise<GiveUp | undef
     await record.recordQuote(quoteInput);
     return lateQuote(context, strategy, LATE_FOR_THE_ORDER);
   }
+  if (isTarget(strategy) && inputs.target && approval === undefined && !placement.resized) {
+    const amount = resizeForQuote(strategy, inputs.target, quoteInput);
+    if (amount !== undefined) {
+      // Kept for the audit trail and the window's quote average; the slot quotes the right size instead.
+      await record.recordQuote(quoteInput);
+      context.logger.info(
+        {
+          strategy: strategy.name,
+          slot: record.cycle.slot,
+          quoted: quoteInput.amount,
+          amount,
+          price: quote.price,
+        },
+        "target slice sized again on the quote's price",
+      );
+      placement.resized = true;
+      placement.strategy = { ...strategy, amount };
+      timing.quotes++;
+      return attemptWithOneQuote(placement);
+    }
+  }
 
   const decision = evaluateQuote({
     strategy,
@@ -130,6 +155,7 @@ async function attemptWithOneQuote(placement: Placement): Promise<GiveUp | undef
     spent: inputs.spent,
     lastSubmittedAt: inputs.lastSubmittedAt,
     tolerances: context.tolerances,
+    ...(inputs.target === undefined ? {} : { target: inputs.target }),
     ...(approval === undefined ? {} : { approvedMaxPrice: approval.approvedMaxPrice }),
   });
   const decided = { trace: traceAsJson(decision.trace), balanceSnapshotId: inputs.balanceSnapshotId ?? null };

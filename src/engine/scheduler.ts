@@ -7,7 +7,14 @@
  * (ScheduleNotAddedError), never a strategy that silently stops firing.
  */
 import type { CycleTrigger } from '../db/index.js';
-import { type CronSchedule, parseCron, type Strategy, strategyHash } from '../strategy/index.js';
+import {
+  type CronSchedule,
+  isTarget,
+  parseCron,
+  type Strategy,
+  slotInWindow,
+  strategyHash,
+} from '../strategy/index.js';
 import { ClaimedElsewhere } from './claimed-elsewhere.js';
 import type { Limiter } from './concurrency.js';
 import type { EngineContext } from './context.js';
@@ -152,6 +159,8 @@ export class Scheduler {
   /** Queues one cycle unless this process already dispatched that slot; true when queued. */
   dispatch(strategy: Strategy, slot: Date, trigger: CycleTrigger): boolean {
     if (this.stopped) return false;
+    // A target's slots outside its window are no slots of it: nothing is claimed or recorded for them.
+    if (isTarget(strategy) && !slotInWindow(strategy, slot)) return false;
     let slots = this.dispatched.get(strategy.name);
     if (!slots) {
       slots = new Set();

@@ -8,6 +8,7 @@ import type { Cycle, StrategyChanges } from '../db/index.js';
 import { TreasuryError } from '../errors.js';
 import {
   formatProblem,
+  isTarget,
   parseStrategyText,
   type Strategy,
   strategyHash,
@@ -187,6 +188,8 @@ export async function strategyOfParkedVersion(
     }
     strategy = rebuilt.strategy;
   }
+  // A target's slices vary by slot: the approved one buys the amount it parked with, within the total.
+  if (isTarget(strategy) && cycle.amount !== null) return { strategy: { ...strategy, amount: cycle.amount } };
   if (cycle.amount !== null && !strategy.amount.equals(cycle.amount)) {
     return {
       gone: `cycle ${cycle.id} was approved to buy ${cycle.amount.toString()}, and ${cycle.strategy} now buys ${strategy.amount.toString()}: approve a new cycle for that`,

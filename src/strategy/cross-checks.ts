@@ -1,5 +1,8 @@
 import type { Decimal } from '../money.js';
+import { CronSyntaxError } from './cron-expression.js';
 import { readDecimal } from './field-schemas.js';
+import { nextSlotAfter } from './slots.js';
+import { instantOfDateTimeText, isKnownTimeZone } from './wall-clock.js';
 
 /**
  * Checks that involve more than one key. They run on the raw document, independently of the per-key
@@ -13,7 +16,77 @@ export interface CrossIssue {
 }
 
 export function checkAcrossKeys(document: Record<string, unknown>): CrossIssue[] {
-  return [...checkBudgetKeys(document), ...checkApprovalKeys(document)];
+  return [...checkBudgetKeys(document), ...checkApprovalKeys(document), ...checkTargetKeys(document)];
+}
+
+/**
+ * A target: one total (spend or receive), a slice whose min is at most its max (and, for spend, at most the
+ * total), and a window that ends after it starts and holds at least one slot of `every`.
+ */
+function checkTargetKeys(document: Record<string, unknown>): CrossIssue[] {
+  if (document.kind !== 'target') return [];
+  const issues: CrossIssue[] = [];
+  const target = mapping(document.target);
+  if (target && (target.spend === undefined) === (target.receive === undefined)) {
+    const both = target.spend !== undefined;
+    issues.push({
+      path: ['target'],
+      message: both
+        ? 'set spend (fiat) or receive (crypto), not both'
+        : 'set spend: "2000000.00" (fiat to spend) or receive: "370000.00" (crypto to receive)',
+    });
+  }
+  const slice = mapping(document.slice);
+  const min = readable(slice?.min);
+  const max = readable(slice?.max);
+  if (min && max && min.greaterThan(max)) {
+    issues.push({ path: ['slice', 'min'], message: `"${slice?.min}" is above slice.max "${slice?.max}"` });
+  }
+  const spend = readable(target?.spend);
+  if (spend && min?.greaterThan(spend)) {
+    issues.push({
+      path: ['slice', 'min'],
+      message: `"${slice?.min}" is above the target's spend "${target?.spend}"`,
+    });
+  }
+  issues.push(...checkTargetWindow(document));
+  return issues;
+}
+
+function checkTargetWindow(document: Record<string, unknown>): CrossIssue[] {
+  const window = mapping(document.window);
+  const zone = document.timezone === undefined ? 'UTC' : document.timezone;
+  if (!window || typeof zone !== 'string' || !isKnownTimeZone(zone)) return [];
+  const { start: startText, end: endText } = window;
+  const start = typeof startText === 'string' ? instantOfDateTimeText(startText, zone) : undefined;
+  const end = typeof endText === 'string' ? instantOfDateTimeText(endText, zone) : undefined;
+  if (start === undefined || end === undefined) return [];
+  if (end <= start) {
+    return [{ path: ['window', 'end'], message: `"${endText}" is not after window.start "${startText}"` }];
+  }
+  if (typeof document.every !== 'string') return [];
+  let first: Date | undefined;
+  try {
+    first = nextSlotAfter(document.every, zone, new Date(start - 1));
+  } catch (error) {
+    if (error instanceof CronSyntaxError) return [];
+    throw error;
+  }
+  if (first === undefined || first.getTime() >= end) {
+    return [
+      {
+        path: ['every'],
+        message: `"${document.every}" has no slot between window.start "${startText}" and window.end "${endText}"`,
+      },
+    ];
+  }
+  return [];
+}
+
+function mapping(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 /** `above` is read only with `required: above`, and that needs it. */

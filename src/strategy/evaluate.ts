@@ -4,6 +4,7 @@ import { checkApprovedMaxPrice } from './rules-approval.js';
 import { checkCreditGuards } from './rules-credit.js';
 import { checkPrice, checkQuoteSanity } from './rules-quote.js';
 import { checkBudgets, checkCooldown } from './rules-spend.js';
+import { checkTargetBeforeQuote, checkTargetTotal, type TargetFigures } from './target.js';
 import type { BalanceView, QuoteTolerances, QuoteView, SpentSoFar, Strategy } from './types.js';
 
 /**
@@ -22,6 +23,8 @@ export interface BeforeQuoteDecisionInput {
   spent: SpentSoFar;
   /** When the strategy's latest order request left (its newest intent), for the cooldown. */
   lastSubmittedAt?: Date;
+  /** Required for a target (target.ts): its slot and progress; without them its rules fail closed. */
+  target?: TargetFigures;
 }
 
 export interface QuoteDecisionInput extends BeforeQuoteDecisionInput {
@@ -63,6 +66,7 @@ export function verdictQuote(input: QuoteDecisionInput): Verdict {
 }
 
 function beforeQuoteRules(log: RuleLog, input: BeforeQuoteDecisionInput): void {
+  if (!checkTargetBeforeQuote(log, input.strategy, input.target)) return;
   spendingRules(log, input, input.strategy.amount);
 }
 
@@ -77,6 +81,7 @@ function quoteRules(log: RuleLog, input: QuoteDecisionInput): void {
   ) {
     return;
   }
+  if (!checkTargetTotal(log, strategy, input.target, quote)) return;
   spendingRules(log, input, quote.totalCost);
 }
 

@@ -4,7 +4,7 @@ import { CronSyntaxError, parseCron } from './cron-expression.js';
 import { parseDuration } from './duration.js';
 import { describeValue } from './problems.js';
 import { nextSlotAfter } from './slots.js';
-import { isKnownTimeZone } from './wall-clock.js';
+import { instantOfDateTimeText, isKnownTimeZone } from './wall-clock.js';
 
 /**
  * zod schemas for single values of a strategy file. Each message names the offending value; the key is
@@ -135,3 +135,30 @@ export function duration(options: { allowZero: boolean }) {
     return z.NEVER;
   });
 }
+
+/**
+ * A date and time as written, "2026-12-05T17:00" (in the strategy's `timezone`) or with an offset; kept as
+ * text here because the zone is another key: toStrategy turns it into an instant.
+ */
+export const dateTimeText = z.unknown().transform((value, ctx): string => {
+  if (typeof value === 'string' && instantOfDateTimeText(value, 'UTC') !== undefined) return value;
+  const message =
+    value === undefined
+      ? REQUIRED
+      : `expected a date and time such as "2026-12-05T17:00" (in the strategy's timezone) or "2026-12-05T17:00-03:00" (got ${describeValue(value)})`;
+  ctx.addIssue({ code: 'custom', message });
+  return z.NEVER;
+});
+
+/** A multiplier written "2x" (or "1.5x"): above 1, at most 10. */
+export const multiplier = z.unknown().transform((value, ctx): Decimal => {
+  const match = typeof value === 'string' ? /^(\d+(?:\.\d+)?)x$/.exec(value) : null;
+  const factor = match ? new Decimal(match[1]!) : undefined;
+  if (factor?.greaterThan(1) && factor.lessThanOrEqualTo(10)) return factor;
+  const message =
+    value === undefined
+      ? REQUIRED
+      : `expected a multiplier above 1x and at most 10x, such as "2x" (got ${describeValue(value)})`;
+  ctx.addIssue({ code: 'custom', message });
+  return z.NEVER;
+});

@@ -41,6 +41,20 @@ export { DEFAULT_QUOTE_TOLERANCES } from './rules-quote.js';
 export { latestSlotAtOrBefore, nextSlotAfter, slotsBetween } from './slots.js';
 export { strategyHash } from './strategy-hash.js';
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_MISSED_GRACE_MS } from './strategy-schema.js';
+export {
+  checkTargetBeforeQuote,
+  doneOf,
+  FIAT_STEP,
+  isTarget,
+  planSlice,
+  remainingOf,
+  resizeForQuote,
+  type SlicePlan,
+  slotInWindow,
+  slotsLeft,
+  type TargetFigures,
+  type TargetProgress,
+} from './target.js';
 export { type DiffLabels, unifiedDiff } from './text-diff.js';
 export type {
   ApprovalRequirement,
@@ -54,5 +68,7 @@ export type {
   StrategyApproval,
   StrategyBudget,
   StrategyGuards,
+  StrategyTarget,
+  TargetStrategy,
   ThresholdStrategy,
 } from './types.js';

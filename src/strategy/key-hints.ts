@@ -5,9 +5,13 @@
  */
 
 const OTHER_KIND_HINTS: Record<string, string> = {
-  schedule: 'threshold strategies take checkEvery instead of schedule',
+  schedule: 'threshold strategies take checkEvery, target strategies every, instead of schedule',
+  amount: 'a target sizes each order from target and slice: it takes no amount',
   checkEvery: 'dca strategies take schedule instead of checkEvery',
   buyBelow: 'buyBelow belongs to kind threshold',
+  every: 'every belongs to kind target (dca strategies take schedule)',
+  slice: 'slice belongs to kind target',
+  window: 'window belongs to kind target',
 };
 
 export function hintForUnknownKey(key: string, knownKeys: readonly string[]): string | undefined {

@@ -4,11 +4,11 @@ import { hintForUnknownKey } from './key-hints.js';
 import { describeValue, type StrategyProblem } from './problems.js';
 import {
   anyKindDocument,
-  type DcaDocument,
   dcaDocument,
   KNOWN_KEYS,
   STRATEGY_KINDS,
-  type ThresholdDocument,
+  type StrategyDocument,
+  targetDocument,
   thresholdDocument,
 } from './strategy-schema.js';
 import { toStrategy } from './to-strategy.js';
@@ -59,10 +59,13 @@ function validateDocument(document: SourceDocument, file: string): LocatedStrate
   const fields = value as Record<string, unknown>;
   const problems: StrategyProblem[] = [];
   const kind = fields.kind;
-  const kinds = STRATEGY_KINDS.map((name) => `"${name}"`).join(' or ');
+  const kinds = `${STRATEGY_KINDS.slice(0, -1)
+    .map((name) => `"${name}"`)
+    .join(', ')} or "${STRATEGY_KINDS.at(-1)}"`;
   let schema: z.ZodType = anyKindDocument;
   if (kind === 'dca') schema = dcaDocument;
   else if (kind === 'threshold') schema = thresholdDocument;
+  else if (kind === 'target') schema = targetDocument;
   else if (kind === undefined) problems.push(problem(['kind'], `is required (${kinds})`));
   else problems.push(problem(['kind'], `expected ${kinds} (got ${describeValue(kind)})`));
 
@@ -82,17 +85,27 @@ function validateDocument(document: SourceDocument, file: string): LocatedStrate
 
   if (problems.length > 0 || !parsed.success) return problems;
   return {
-    strategy: toStrategy(parsed.data as DcaDocument | ThresholdDocument, { file, line: document.start.line }),
+    strategy: toStrategy(parsed.data as StrategyDocument, { file, line: document.start.line }),
     namePosition: document.locate(['name'], 'value'),
     text: document.text,
   };
 }
 
+const BLOCK_KEYS: Record<string, readonly string[]> = {
+  budget: KNOWN_KEYS.budget,
+  guards: KNOWN_KEYS.guards,
+  approval: KNOWN_KEYS.approval,
+  target: KNOWN_KEYS.targetTotal,
+  window: KNOWN_KEYS.window,
+  slice: KNOWN_KEYS.slice,
+  opportunistic: KNOWN_KEYS.opportunistic,
+};
+
 function knownKeysAt(path: readonly PropertyKey[], kind: unknown): readonly string[] {
-  if (path[0] === 'budget') return KNOWN_KEYS.budget;
-  if (path[0] === 'guards') return KNOWN_KEYS.guards;
-  if (path[0] === 'approval') return KNOWN_KEYS.approval;
-  return kind === 'threshold' ? KNOWN_KEYS.threshold : KNOWN_KEYS.dca;
+  const block = path.length > 0 ? BLOCK_KEYS[String(path[0])] : undefined;
+  if (block) return block;
+  if (kind === 'threshold') return KNOWN_KEYS.threshold;
+  return kind === 'target' ? KNOWN_KEYS.target : KNOWN_KEYS.dca;
 }
 
 /** Messages for zod's own issues (the custom ones carry their message already). */

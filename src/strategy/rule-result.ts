@@ -22,6 +22,10 @@ export const REASON_CODES = [
   'price_above_max',
   'price_not_below_threshold',
   'price_above_approved_max',
+  'target_outside_window',
+  'target_reached',
+  'target_would_exceed',
+  'target_progress_unknown',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
@@ -40,7 +44,10 @@ export type RuleName =
   | 'quote_cost_matches_amount'
   | 'max_price'
   | 'buy_below'
-  | 'approved_max_price';
+  | 'approved_max_price'
+  | 'target_window'
+  | 'target_left'
+  | 'target_total';
 
 /** One rule's verdict for the audit trail: JSON-serializable, every number as decimal text. */
 export interface RuleResult {

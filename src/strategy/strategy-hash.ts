@@ -29,6 +29,8 @@ const hashes = new WeakMap<Strategy, string>();
 /** JSON with object keys sorted at every level and decimals as normalized decimal text. */
 function canonicalJson(value: unknown): string {
   if (isDecimal(value)) return JSON.stringify(toDecimalText(value));
+  // A target's window: an instant, whose object has no entries of its own.
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value)

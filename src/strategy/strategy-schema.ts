@@ -3,8 +3,10 @@ import { Decimal } from '../money.js';
 import {
   accountName,
   cronText,
+  dateTimeText,
   duration,
   money,
+  multiplier,
   optionalMoney,
   percentage,
   strategyName,
@@ -91,6 +93,32 @@ export const thresholdDocument = z.strictObject({
   buyBelow: money('positive'),
 });
 
+/** `spend` or `receive`, not both (cross-checks.ts): the total a target buys. */
+const targetTotal = z.strictObject({
+  spend: optionalMoney('positive'),
+  receive: optionalMoney('positive'),
+});
+
+const targetWindow = z.strictObject({ start: dateTimeText, end: dateTimeText });
+
+const slice = z.strictObject({ min: money('positive'), max: money('positive') });
+
+const opportunistic = z.strictObject({ belowAveragePct: percentage, upTo: multiplier });
+
+/** A target sizes each slot's order itself (target.ts): it has no `amount`. */
+const { amount: _sizedPerSlot, ...targetCommon } = common;
+
+export const targetDocument = z.strictObject({
+  ...targetCommon,
+  kind: z.literal('target'),
+  target: targetTotal,
+  window: targetWindow,
+  /** The slicing cadence. */
+  every: cronText,
+  slice,
+  opportunistic: opportunistic.optional(),
+});
+
 /**
  * Used only to keep reporting problems in a document whose kind is missing or unknown: every key of
  * either kind is accepted, so the other keys still get checked.
@@ -101,15 +129,28 @@ export const anyKindDocument = z.strictObject({
   schedule: cronText.optional(),
   checkEvery: cronText.optional(),
   buyBelow: optionalMoney('positive'),
+  target: targetTotal.optional(),
+  window: targetWindow.optional(),
+  every: cronText.optional(),
+  slice: slice.optional(),
+  opportunistic: opportunistic.optional(),
 });
 
-export const STRATEGY_KINDS = ['dca', 'threshold'] as const;
+export const STRATEGY_KINDS = ['dca', 'threshold', 'target'] as const;
 export type StrategyKind = (typeof STRATEGY_KINDS)[number];
 
 /** Keys each kind accepts, for "did you mean" hints on unknown keys. */
-export const KNOWN_KEYS: Record<StrategyKind | 'budget' | 'guards' | 'approval', readonly string[]> = {
+export const KNOWN_KEYS: Record<
+  StrategyKind | 'budget' | 'guards' | 'approval' | 'targetTotal' | 'window' | 'slice' | 'opportunistic',
+  readonly string[]
+> = {
   dca: Object.keys(dcaDocument.shape),
   threshold: Object.keys(thresholdDocument.shape),
+  target: Object.keys(targetDocument.shape),
+  targetTotal: Object.keys(targetTotal.shape),
+  window: Object.keys(targetWindow.shape),
+  slice: Object.keys(slice.shape),
+  opportunistic: Object.keys(opportunistic.shape),
   budget: Object.keys(budget.shape),
   guards: Object.keys(guards.shape),
   approval: Object.keys(approval.shape),
@@ -117,3 +158,5 @@ export const KNOWN_KEYS: Record<StrategyKind | 'budget' | 'guards' | 'approval',
 
 export type DcaDocument = z.output<typeof dcaDocument>;
 export type ThresholdDocument = z.output<typeof thresholdDocument>;
+export type TargetDocument = z.output<typeof targetDocument>;
+export type StrategyDocument = DcaDocument | ThresholdDocument | TargetDocument;

@@ -1,22 +1,20 @@
 import { compact, detached } from './kept-values.js';
-import type { DcaDocument, ThresholdDocument } from './strategy-schema.js';
-import type { Strategy, StrategyApproval, StrategyBudget, StrategyGuards } from './types.js';
+import type { DcaDocument, StrategyDocument, TargetDocument } from './strategy-schema.js';
+import type { Strategy, StrategyApproval, StrategyBudget, StrategyGuards, StrategyTarget } from './types.js';
+import { instantOfDateTimeText } from './wall-clock.js';
 
 /**
  * Turns a validated document into the domain record. Optional settings that were not written are left
  * out entirely (not set to undefined), so that the record, its JSON form and its hash only carry what the
  * operator configured.
  */
-export function toStrategy(
-  document: DcaDocument | ThresholdDocument,
-  source: { file: string; line: number },
-): Strategy {
+export function toStrategy(document: StrategyDocument, source: { file: string; line: number }): Strategy {
   // Detached: the worker keeps these for its life, and a slice would keep the whole file's text with them.
   const common = {
     name: detached(document.name),
     ...(document.account !== undefined && { account: detached(document.account) }),
     symbol: detached(document.symbol),
-    amount: compact(document.amount),
+    amount: compact(document.kind === 'target' ? document.slice.max : document.amount),
     timezone: detached(document.timezone),
     ...(document.maxPrice !== undefined && { maxPrice: compact(document.maxPrice) }),
     ...(document.cooldown !== undefined && { cooldownMs: document.cooldown }),
@@ -31,6 +29,9 @@ export function toStrategy(
     source,
   };
   if (document.kind === 'dca') return { kind: 'dca', schedule: detached(document.schedule), ...common };
+  if (document.kind === 'target') {
+    return { kind: 'target', schedule: detached(document.every), target: toTarget(document), ...common };
+  }
   return {
     kind: 'threshold',
     schedule: detached(document.checkEvery),
@@ -53,6 +54,27 @@ function toGuards(guards: NonNullable<DcaDocument['guards']>): StrategyGuards {
   const kept: StrategyGuards = { requireCanWithdraw: guards.requireCanWithdraw };
   if (guards.minCreditAvailable !== undefined) kept.minCreditAvailable = compact(guards.minCreditAvailable);
   if (guards.maxCreditUsedPct !== undefined) kept.maxCreditUsedPct = guards.maxCreditUsedPct;
+  return kept;
+}
+
+function toTarget(document: TargetDocument): StrategyTarget {
+  const { target, window, slice, opportunistic, timezone } = document;
+  // The cross-checks refused a document with both totals or neither, and windows that do not read.
+  const measure = target.spend === undefined ? 'receive' : 'spend';
+  const instant = (text: string) => new Date(instantOfDateTimeText(text, timezone)!);
+  const kept: StrategyTarget = {
+    measure,
+    total: compact((target.spend ?? target.receive)!),
+    start: instant(window.start),
+    end: instant(window.end),
+    slice: { min: compact(slice.min), max: compact(slice.max) },
+  };
+  if (opportunistic !== undefined) {
+    kept.opportunistic = {
+      belowAveragePct: compact(opportunistic.belowAveragePct),
+      upTo: compact(opportunistic.upTo),
+    };
+  }
   return kept;
 }
 

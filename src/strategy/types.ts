@@ -5,7 +5,7 @@ import type { Decimal } from '../money.js';
  * milliseconds, and the schedule is cron text: `schedule` in the file for `dca`, `checkEvery` for
  * `threshold`, one field here because the engine treats both the same way.
  */
-export type Strategy = DcaStrategy | ThresholdStrategy;
+export type Strategy = DcaStrategy | ThresholdStrategy | TargetStrategy;
 
 export type MissedPolicy = 'skip' | 'once';
 
@@ -47,7 +47,10 @@ interface StrategyCommon {
    */
   account?: string;
   symbol: string;
-  /** The fiat amount passed to GET /client/quote. */
+  /**
+   * The fiat amount passed to GET /client/quote. A target's is its largest slice: the engine sizes each of its
+   * slots (target.ts) and quotes that instead.
+   */
   amount: Decimal;
   /** Cron text, 5 fields or 6 with seconds first. */
   schedule: string;
@@ -84,6 +87,31 @@ export interface ThresholdStrategy extends StrategyCommon {
   kind: 'threshold';
   /** Place when the quoted price is at or below this. */
   buyBelow: Decimal;
+}
+
+/**
+ * A known quantity bought by a date: fiat to spend or crypto to receive, paced over the slots of `schedule`
+ * (the file's `every`) within the window, each slot's order sized by target.ts.
+ */
+export interface TargetStrategy extends StrategyCommon {
+  kind: 'target';
+  target: StrategyTarget;
+}
+
+export interface StrategyTarget {
+  /** What `total` counts: the fiat spent (the orders' totalCost) or the crypto received (their totalFilled). */
+  measure: 'spend' | 'receive';
+  total: Decimal;
+  /** Slots at or after `start` and before `end` buy; none outside. Instants, from the file's wall times. */
+  start: Date;
+  end: Date;
+  /** Fiat per order: at least `min` (but for what is left), at most `max`. */
+  slice: { min: Decimal; max: Decimal };
+  /**
+   * Buy up to `upTo` × the paced slice when the quoted price is at least `belowAveragePct` percent below the
+   * average of the quotes seen in the window.
+   */
+  opportunistic?: { belowAveragePct: Decimal; upTo: Decimal };
 }
 
 /** What the rules need from GET /client/balance. */

@@ -127,3 +127,39 @@ function findTransition(low: number, high: number, offsetAfter: number, timeZone
   }
   return hi;
 }
+
+const WALL_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:\d{2})?$/;
+
+/**
+ * The instant of a written date and time, "2026-12-05T17:00" (a reading in the zone, by this module's rule)
+ * or with its own offset, "2026-12-05T17:00-03:00" or "…Z"; undefined when the text is not one or names no
+ * real date ("2026-02-30T10:00").
+ */
+export function instantOfDateTimeText(text: string, timeZone: string): number | undefined {
+  const match = WALL_DATE_TIME.exec(text);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => Number(part ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  const reading = new Date(wall);
+  const real =
+    reading.getUTCFullYear() === year &&
+    reading.getUTCMonth() === month - 1 &&
+    reading.getUTCDate() === day &&
+    hour < 24 &&
+    minute < 60 &&
+    second < 60;
+  if (!real) return undefined;
+  const offset = match[7];
+  if (offset === undefined) return instantOfWallTime(wall, timeZone);
+  if (offset === 'Z') return wall;
+  const sign = offset.startsWith('-') ? -1 : 1;
+  const minutes = Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6));
+  return wall - sign * minutes * 60_000;
+}

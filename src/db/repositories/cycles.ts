@@ -25,6 +25,7 @@ export interface CyclesRepository {
   claimSlotWithFigures(
     input: ClaimSlotInput,
     periods: FiguresQuery['periods'],
+    targetWindow?: FiguresQuery['targetWindow'],
   ): Promise<{ cycle: Cycle; figures: SpendFigures } | null>;
   /**
    * Compare-and-set move `from → to`. Throws IllegalTransitionError (ILLEGAL_TRANSITION) for a move the
@@ -160,10 +161,15 @@ export function createCyclesRepository(
 
   const first = (rows: (typeof cycles.$inferSelect)[]) => (rows[0] ? toCycle(rows[0]) : null);
 
-  const claimWithFigures: CyclesRepository['claimSlotWithFigures'] = async (input, periods) => {
+  const claimWithFigures: CyclesRepository['claimSlotWithFigures'] = async (input, periods, targetWindow) => {
     const now = clock();
     const [row] = await insertClaim.execute({
-      ...figuresParameters({ strategy: input.strategy, account: input.account, periods }),
+      ...figuresParameters({
+        strategy: input.strategy,
+        account: input.account,
+        periods,
+        ...(targetWindow === undefined ? {} : { targetWindow }),
+      }),
       account: input.account,
       strategyVersion: input.strategyVersion ?? null,
       slot: input.slot,

@@ -52,6 +52,8 @@ export interface IntentGuard {
    * written, which is the moment its money is charged to (`submitted_at`).
    */
   periodsAt(at: Date): { day: Period; month: Period };
+  /** Set for a target: its window, whose progress the decision reads again under the strategy's lock. */
+  targetWindow?: Period;
   /**
    * Set for a strategy with credit guards: the moment its balance was read. The commit then also takes the
    * account's lock (every guarded cycle of every strategy and replica waits for it) and passes the cost of
@@ -242,6 +244,7 @@ export function createIntentCommit(
         account: guard.account,
         periods: guard.periodsAt(now),
         ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
+        ...(guard.targetWindow ? { targetWindow: guard.targetWindow } : {}),
       });
       let verdict = guard.decide(figures);
       let envelopeId: number | null = null;

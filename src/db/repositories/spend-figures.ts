@@ -14,7 +14,7 @@ import { sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
 import type { DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT, ORDER_UNCONFIRMED, RESERVED_FOR_APPROVAL } from '../cycle-transitions.js';
-import { control, cycles, strategies } from '../schema.js';
+import { control, cycles, quotes, strategies } from '../schema.js';
 
 /** A half-open range [start, end) of instants. */
 export interface Period {
@@ -41,6 +41,18 @@ export interface SpendFigures {
    * in a balance read at that moment.
    */
   creditPending: Decimal | null;
+  /** Only when asked for with `targetWindow`: what the target's cycles in its window bought and quoted. */
+  target: TargetFigures | null;
+}
+
+/** A target's progress from the record (strategy/target.ts, TargetProgress). */
+export interface TargetFigures {
+  /** totalCost of its cycles whose money may have left or is reserved for approval, slots in the window. */
+  spent: Decimal;
+  /** The same cycles' quoted totalFilled. */
+  received: Decimal;
+  /** Mean price of every quote its cycles in the window took; absent before the first. */
+  quoteAverage?: Decimal;
 }
 
 export interface FiguresQuery {
@@ -50,6 +62,8 @@ export interface FiguresQuery {
   /** `day` must lie within `month`, as a calendar day lies within its calendar month. */
   periods: { day: Period; month: Period };
   creditSince?: Date;
+  /** A target's window: its slots there count towards it, whichever version of the file they ran under. */
+  targetWindow?: Period;
 }
 
 const p = sql.placeholder;
@@ -78,6 +92,12 @@ export function spendFiguresStatement(executor: DrizzleHandle) {
 export function spendFiguresQuery(executor: DrizzleHandle) {
   const moneyLeft = sql`${cycles.state} in ${[...MONEY_MAY_HAVE_LEFT]}`;
   const since = sql`${p('creditSince')}::timestamptz`;
+  const windowStart = sql`${p('windowStart')}::timestamptz`;
+  // A target's cycles of the window (aliased: in the claim's subquery, columns print without their table); a
+  // parked slice counts as bought until people decide, like a budget's.
+  const targetCycles = sql`tc.strategy = ${p('strategy')}
+    and tc.slot >= ${windowStart} and tc.slot < ${p('windowEnd')}::timestamptz`;
+  const targetCounted = sql`${targetCycles} and tc.state in ${[...MONEY_MAY_HAVE_LEFT, ...RESERVED_FOR_APPROVAL]}`;
   return executor
     .select({
       spentDay:
@@ -110,6 +130,19 @@ export function spendFiguresQuery(executor: DrizzleHandle) {
             and ${cycles.account} = ${p('account')}
             and ${cycles.updatedAt} >= ${since} and ${cycles.submittedAt} >= ${since}), 0)
       )::text end`.as('credit_pending'),
+      // Scalar subqueries in a CASE run only when their branch is taken: no cost for other strategies.
+      targetSpent: sql<string | null>`case when ${windowStart} is null then null else
+        (select coalesce(sum(tc.total_cost), 0) from ${cycles} tc where ${targetCounted})::text end`.as(
+        'target_spent',
+      ),
+      targetReceived: sql<string | null>`case when ${windowStart} is null then null else
+        (select coalesce(sum(tq.total_filled), 0) from ${cycles} tc
+          join ${quotes} tq on tq.id = tc.quote_record_id where ${targetCounted})::text end`.as(
+        'target_received',
+      ),
+      targetQuoteAverage: sql<string | null>`case when ${windowStart} is null then null else
+        (select avg(tq.price) from ${quotes} tq join ${cycles} tc on tc.id = tq.cycle_id
+          where ${targetCycles})::text end`.as('target_quote_average'),
     })
     .from(cycles)
     .where(
@@ -134,7 +167,7 @@ export async function readSpendFigures(
 }
 
 /** The placeholders' values of spendFiguresQuery. */
-export function figuresParameters({ strategy, account, periods, creditSince }: FiguresQuery) {
+export function figuresParameters({ strategy, account, periods, creditSince, targetWindow }: FiguresQuery) {
   return {
     strategy,
     account,
@@ -143,6 +176,8 @@ export function figuresParameters({ strategy, account, periods, creditSince }: F
     monthStart: periods.month.start.toISOString(),
     monthEnd: periods.month.end.toISOString(),
     creditSince: creditSince?.toISOString() ?? null,
+    windowStart: targetWindow?.start.toISOString() ?? null,
+    windowEnd: targetWindow?.end.toISOString() ?? null,
   };
 }
 
@@ -156,5 +191,15 @@ export function toSpendFigures(row: SpendFiguresRow): SpendFigures {
     halted: row.halted === 'true',
     paused: row.paused === 'true',
     creditPending: row.creditPending === null ? null : new Decimal(row.creditPending),
+    target: row.targetSpent === null ? null : toTargetFigures(row),
   };
+}
+
+function toTargetFigures(row: SpendFiguresRow): TargetFigures {
+  const figures: TargetFigures = {
+    spent: new Decimal(row.targetSpent!),
+    received: new Decimal(row.targetReceived!),
+  };
+  if (row.targetQuoteAverage !== null) figures.quoteAverage = new Decimal(row.targetQuoteAverage);
+  return figures;
 }

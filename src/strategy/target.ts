@@ -1,0 +1,205 @@
+import { Decimal, ZERO } from '../money.js';
+import { decimalDetail, type RuleLog } from './rule-result.js';
+import { slotsBetween } from './slots.js';
+import type { Strategy, TargetStrategy } from './types.js';
+
+/**
+ * Targets: a known total bought by a date, a slot at a time. Each slot buys what keeps the purchase on the
+ * straight line from where it stands to the window's end, `remaining ÷ slots left` (this one included),
+ * within `slice` and never more than is left; more when the quote is well below the window's running average
+ * (`opportunistic`). Nothing here remembers anything: progress is what the record says the target's orders
+ * spent and received (the engine's spend figures, the backtest's tally), so a restart, another replica or a
+ * new version of the file picks the pace up from the same figures. The engine sizes the slot from the figures
+ * its claim read, and the rule `target_total` judges the quote again on the figures read under the strategy's
+ * lock at the intent's commit: a target never buys beyond its total (DESIGN.md, invariant 17).
+ */
+
+/** What a target's orders in its window did, from the record. */
+export interface TargetProgress {
+  /** Fiat: the summed totalCost of its cycles whose money may have left or is reserved for approval. */
+  spent: Decimal;
+  /** Crypto: the summed totalFilled of the same cycles' quotes. */
+  received: Decimal;
+  /** The mean price of every quote its cycles took in the window; absent before the first. */
+  quoteAverage?: Decimal;
+}
+
+/** What the rules need to judge a target's slot: the slot and the progress read for it. */
+export interface TargetFigures {
+  slot: Date;
+  progress: TargetProgress;
+}
+
+/** The service's smallest fiat step: amounts are whole cents, and an order below one cent buys nothing. */
+export const FIAT_STEP = new Decimal('0.01');
+
+/** Bounds the slot count of one sizing: a window of every-second slots over a year stays cheap. */
+const MAX_SLOTS_COUNTED = 100_000;
+
+export function isTarget(strategy: Strategy): strategy is TargetStrategy {
+  return strategy.kind === 'target';
+}
+
+/** What the target counts done: fiat spent or crypto received. */
+export function doneOf(strategy: TargetStrategy, progress: TargetProgress): Decimal {
+  return strategy.target.measure === 'spend' ? progress.spent : progress.received;
+}
+
+/** What is left to buy, in the target's measure; zero once reached (or passed, which the rules prevent). */
+export function remainingOf(strategy: TargetStrategy, progress: TargetProgress): Decimal {
+  const left = strategy.target.total.minus(doneOf(strategy, progress));
+  return left.isPositive() ? left : ZERO;
+}
+
+export function slotInWindow(strategy: TargetStrategy, slot: Date): boolean {
+  const at = slot.getTime();
+  return at >= strategy.target.start.getTime() && at < strategy.target.end.getTime();
+}
+
+/**
+ * The slots of the window from `slot` on (it included), counted up to `cap`: beyond the count at which the
+ * paced slice falls below `slice.min`, every count sizes the same slice.
+ */
+export function slotsLeft(strategy: TargetStrategy, slot: Date, cap = MAX_SLOTS_COUNTED): number {
+  const until = new Date(strategy.target.end.getTime() - 1);
+  const after = new Date(slot.getTime() - 1);
+  let count = 0;
+  for (const _ of slotsBetween(strategy.schedule, strategy.timezone, after, until)) {
+    if (++count >= cap) return cap;
+  }
+  return count;
+}
+
+export type SlicePlan =
+  | { action: 'buy'; amount: Decimal }
+  | { action: 'skip'; reason: 'target_outside_window' | 'target_reached' };
+
+/**
+ * The fiat amount of a slot's order. `price`: the quote's when judging one, otherwise absent (then a
+ * `receive` target converts at the window's quote average, or quotes `slice.min` when it has seen none,
+ * and resizeForQuote corrects the amount on the real price).
+ */
+export function planSlice(strategy: TargetStrategy, figures: TargetFigures, price?: Decimal): SlicePlan {
+  const { slot, progress } = figures;
+  if (!slotInWindow(strategy, slot)) return { action: 'skip', reason: 'target_outside_window' };
+  const left = remainingOf(strategy, progress);
+  const { measure, slice, opportunistic } = strategy.target;
+  const rate = price ?? progress.quoteAverage;
+  // What is left in fiat: unknown for crypto before any price is known.
+  const leftFiat = measure === 'spend' ? left : rate && left.times(rate);
+  if (leftFiat?.lessThan(FIAT_STEP) ?? left.isZero()) return { action: 'skip', reason: 'target_reached' };
+  const boost = opportunistic && price && isBargain(strategy, price, progress.quoteAverage);
+  const upTo = boost ? opportunistic.upTo : ONE;
+  const cap = leftFiat
+    ? Math.min(MAX_SLOTS_COUNTED, leftFiat.times(upTo).dividedBy(slice.min).ceil().toNumber() + 1)
+    : MAX_SLOTS_COUNTED;
+  const paced = left.dividedBy(Math.max(1, slotsLeft(strategy, slot, cap))).times(upTo);
+  const pacedFiat = measure === 'spend' ? paced : rate ? paced.times(rate) : slice.min;
+  let amount = Decimal.min(Decimal.max(pacedFiat, slice.min), slice.max);
+  if (leftFiat) amount = Decimal.min(amount, leftFiat);
+  amount = amount.toDecimalPlaces(2, Decimal.ROUND_DOWN);
+  if (amount.lessThan(FIAT_STEP)) return { action: 'skip', reason: 'target_reached' };
+  return { action: 'buy', amount };
+}
+
+/**
+ * The amount to quote again for, once a quote's price is known, or undefined to judge this quote as it is:
+ * smaller when this quote would take the target past its total (a `receive` target sized on an estimated
+ * price), larger when the real price sizes a slice more than 1% above the quoted one (an opportunity, or an
+ * estimate that was low). The engine and the backtest ask it once per slot.
+ */
+export function resizeForQuote(
+  strategy: TargetStrategy,
+  figures: TargetFigures,
+  quote: { amount: Decimal; price: Decimal; totalCost: Decimal; totalFilled: Decimal },
+): Decimal | undefined {
+  const plan = planSlice(strategy, figures, quote.price);
+  if (plan.action === 'skip') return undefined;
+  if (exceedsTotal(strategy, figures.progress, quote) && plan.amount.lessThan(quote.amount))
+    return plan.amount;
+  if (plan.amount.greaterThan(quote.amount.times(GROWTH_WORTH_A_QUOTE))) return plan.amount;
+  return undefined;
+}
+
+const ONE = new Decimal(1);
+const HUNDRED = new Decimal(100);
+const GROWTH_WORTH_A_QUOTE = new Decimal('1.01');
+
+function isBargain(strategy: TargetStrategy, price: Decimal, average: Decimal | undefined): boolean {
+  const rule = strategy.target.opportunistic;
+  if (rule === undefined || average === undefined) return false;
+  const limit = average.times(HUNDRED.minus(rule.belowAveragePct)).dividedBy(HUNDRED);
+  return price.lessThanOrEqualTo(limit);
+}
+
+function exceedsTotal(
+  strategy: TargetStrategy,
+  progress: TargetProgress,
+  quote: { totalCost: Decimal; totalFilled: Decimal },
+): boolean {
+  return afterOrder(strategy, progress, quote).greaterThan(strategy.target.total);
+}
+
+function afterOrder(
+  strategy: TargetStrategy,
+  progress: TargetProgress,
+  quote: { totalCost: Decimal; totalFilled: Decimal },
+): Decimal {
+  const added = strategy.target.measure === 'spend' ? quote.totalCost : quote.totalFilled;
+  return doneOf(strategy, progress).plus(added);
+}
+
+/**
+ * Before quoting: the slot lies in the window and something is left to buy. A target strategy judged without
+ * its figures fails closed.
+ */
+export function checkTargetBeforeQuote(
+  log: RuleLog,
+  strategy: Strategy,
+  figures: TargetFigures | undefined,
+): boolean {
+  if (!isTarget(strategy)) return true;
+  if (figures === undefined) {
+    return log.check('target_left', false, 'target_progress_unknown', () => ({ progress: 'not read' }));
+  }
+  const { start, end, total } = strategy.target;
+  const inWindow = log.check(
+    'target_window',
+    slotInWindow(strategy, figures.slot),
+    'target_outside_window',
+    () => ({
+      slot: figures.slot.toISOString(),
+      start: start.toISOString(),
+      end: end.toISOString(),
+    }),
+  );
+  if (!inWindow) return false;
+  const left = remainingOf(strategy, figures.progress);
+  return log.check('target_left', left.greaterThan(0), 'target_reached', () => ({
+    total: decimalDetail(total),
+    done: decimalDetail(doneOf(strategy, figures.progress)),
+    left: decimalDetail(left),
+  }));
+}
+
+/** With the quote: its cost (spend) or quantity (receive) keeps the target within its total. */
+export function checkTargetTotal(
+  log: RuleLog,
+  strategy: Strategy,
+  figures: TargetFigures | undefined,
+  quote: { totalCost: Decimal; totalFilled: Decimal },
+): boolean {
+  if (!isTarget(strategy)) return true;
+  // A trace log goes on after a failure: the total is judged only with figures.
+  if (!checkTargetBeforeQuote(log, strategy, figures) || figures === undefined) return false;
+  const { progress } = figures;
+  const after = afterOrder(strategy, progress, quote);
+  const { total, measure } = strategy.target;
+  return log.check('target_total', after.lessThanOrEqualTo(total), 'target_would_exceed', () => ({
+    measure,
+    total: decimalDetail(total),
+    done: decimalDetail(doneOf(strategy, progress)),
+    order: decimalDetail(measure === 'spend' ? quote.totalCost : quote.totalFilled),
+    after: decimalDetail(after),
+  }));
+}
