@@ -45,7 +45,9 @@ export {
   checkTargetBeforeQuote,
   doneOf,
   FIAT_STEP,
+  isReached,
   isTarget,
+  LAST_ORDER_ROUNDING,
   planSlice,
   remainingOf,
   resizeForQuote,
@@ -54,6 +56,8 @@ export {
   slotsLeft,
   type TargetFigures,
   type TargetProgress,
+  type TargetStanding,
+  targetStanding,
 } from './target.js';
 export { type DiffLabels, unifiedDiff } from './text-diff.js';
 export type {

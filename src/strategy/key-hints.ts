@@ -5,7 +5,7 @@
  */
 
 const OTHER_KIND_HINTS: Record<string, string> = {
-  schedule: 'threshold strategies take checkEvery, target strategies every, instead of schedule',
+  schedule: 'threshold strategies take checkEvery instead of schedule',
   amount: 'a target sizes each order from target and slice: it takes no amount',
   checkEvery: 'dca strategies take schedule instead of checkEvery',
   buyBelow: 'buyBelow belongs to kind threshold',
@@ -15,7 +15,10 @@ const OTHER_KIND_HINTS: Record<string, string> = {
 };
 
 export function hintForUnknownKey(key: string, knownKeys: readonly string[]): string | undefined {
-  const otherKind = OTHER_KIND_HINTS[key];
+  const otherKind =
+    key === 'schedule' && knownKeys.includes('every')
+      ? 'target strategies take every instead of schedule'
+      : OTHER_KIND_HINTS[key];
   if (otherKind && !knownKeys.includes(key)) return otherKind;
   let best: { key: string; distance: number } | undefined;
   for (const known of knownKeys) {

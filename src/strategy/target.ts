@@ -33,6 +33,13 @@ export interface TargetFigures {
 /** The service's smallest fiat step: amounts are whole cents, and an order below one cent buys nothing. */
 export const FIAT_STEP = new Decimal('0.01');
 
+/**
+ * What an order's rounding leaves of the slice it was sized to: its quantity is rounded down to the micro-unit
+ * and its cost down to the cent, under a cent each. A target with less than this left (in fiat) is reached:
+ * the last order sized to finish it left only its own rounding.
+ */
+export const LAST_ORDER_ROUNDING = new Decimal('0.02');
+
 /** Bounds the slot count of one sizing: a window of every-second slots over a year stays cheap. */
 const MAX_SLOTS_COUNTED = 100_000;
 
@@ -49,6 +56,29 @@ export function doneOf(strategy: TargetStrategy, progress: TargetProgress): Deci
 export function remainingOf(strategy: TargetStrategy, progress: TargetProgress): Decimal {
   const left = strategy.target.total.minus(doneOf(strategy, progress));
   return left.isPositive() ? left : ZERO;
+}
+
+/**
+ * What is left in fiat at `price`, or at the window's quote average; undefined for crypto before any price
+ * is known.
+ */
+function leftInFiat(
+  strategy: TargetStrategy,
+  progress: TargetProgress,
+  price?: Decimal,
+): Decimal | undefined {
+  const left = remainingOf(strategy, progress);
+  if (strategy.target.measure === 'spend') return left;
+  const rate = price ?? progress.quoteAverage;
+  return rate && left.times(rate);
+}
+
+/** Nothing is left to buy but the last order's rounding (LAST_ORDER_ROUNDING). */
+export function isReached(strategy: TargetStrategy, progress: TargetProgress, price?: Decimal): boolean {
+  const leftFiat = leftInFiat(strategy, progress, price);
+  return leftFiat === undefined
+    ? remainingOf(strategy, progress).isZero()
+    : leftFiat.lessThan(LAST_ORDER_ROUNDING);
 }
 
 export function slotInWindow(strategy: TargetStrategy, slot: Date): boolean {
@@ -82,12 +112,11 @@ export type SlicePlan =
 export function planSlice(strategy: TargetStrategy, figures: TargetFigures, price?: Decimal): SlicePlan {
   const { slot, progress } = figures;
   if (!slotInWindow(strategy, slot)) return { action: 'skip', reason: 'target_outside_window' };
+  if (isReached(strategy, progress, price)) return { action: 'skip', reason: 'target_reached' };
   const left = remainingOf(strategy, progress);
   const { measure, slice, opportunistic } = strategy.target;
   const rate = price ?? progress.quoteAverage;
-  // What is left in fiat: unknown for crypto before any price is known.
-  const leftFiat = measure === 'spend' ? left : rate && left.times(rate);
-  if (leftFiat?.lessThan(FIAT_STEP) ?? left.isZero()) return { action: 'skip', reason: 'target_reached' };
+  const leftFiat = leftInFiat(strategy, progress, price);
   const boost = opportunistic && price && isBargain(strategy, price, progress.quoteAverage);
   const upTo = boost ? opportunistic.upTo : ONE;
   const cap = leftFiat
@@ -175,7 +204,7 @@ export function checkTargetBeforeQuote(
   );
   if (!inWindow) return false;
   const left = remainingOf(strategy, figures.progress);
-  return log.check('target_left', left.greaterThan(0), 'target_reached', () => ({
+  return log.check('target_left', !isReached(strategy, figures.progress), 'target_reached', () => ({
     total: decimalDetail(total),
     done: decimalDetail(doneOf(strategy, figures.progress)),
     left: decimalDetail(left),
@@ -202,4 +231,72 @@ export function checkTargetTotal(
     order: decimalDetail(measure === 'spend' ? quote.totalCost : quote.totalFilled),
     after: decimalDetail(after),
   }));
+}
+
+/** Where a target stands at an instant: what `status`, the console, the metrics and the notices show. */
+export interface TargetStanding {
+  /** `scheduled` before the window, `active` in it, then `completed` (reached, at any time) or `missed`. */
+  state: 'scheduled' | 'active' | 'completed' | 'missed';
+  measure: 'spend' | 'receive';
+  total: Decimal;
+  /** In the target's measure. */
+  done: Decimal;
+  left: Decimal;
+  spent: Decimal;
+  received: Decimal;
+  /** done ÷ total, at most 1. */
+  ratio: Decimal;
+  /** Where the straight line from start to end stands at the instant: total × the window's elapsed share. */
+  line: Decimal;
+  /** done − line, in the measure: positive ahead of the line, negative behind it. */
+  ahead: Decimal;
+  /** The share of the window still to come, 0 to 1. */
+  windowLeft: Decimal;
+  /** What was paid per unit so far (spent ÷ received); absent before the first order. */
+  averagePrice?: Decimal;
+  /** The mean of the quotes seen in the window; absent before the first. */
+  quoteAverage?: Decimal;
+  /** When the pace so far reaches the total; absent when nothing is bought yet, or when not active. */
+  projectedFinish?: Date;
+}
+
+export function targetStanding(
+  strategy: TargetStrategy,
+  progress: TargetProgress,
+  now: Date,
+): TargetStanding {
+  const { total, measure, start, end } = strategy.target;
+  const done = doneOf(strategy, progress);
+  const span = end.getTime() - start.getTime();
+  const elapsed = Math.min(Math.max(now.getTime() - start.getTime(), 0), span);
+  const elapsedShare = new Decimal(elapsed).dividedBy(span);
+  const line = total.times(elapsedShare);
+  const reached = isReached(strategy, progress);
+  const state = reached
+    ? 'completed'
+    : now.getTime() >= end.getTime()
+      ? 'missed'
+      : now.getTime() < start.getTime()
+        ? 'scheduled'
+        : 'active';
+  const standing: TargetStanding = {
+    state,
+    measure,
+    total,
+    done,
+    left: remainingOf(strategy, progress),
+    spent: progress.spent,
+    received: progress.received,
+    ratio: Decimal.min(done.dividedBy(total), ONE),
+    line,
+    ahead: done.minus(line),
+    windowLeft: ONE.minus(elapsedShare),
+  };
+  if (progress.received.greaterThan(0)) standing.averagePrice = progress.spent.dividedBy(progress.received);
+  if (progress.quoteAverage !== undefined) standing.quoteAverage = progress.quoteAverage;
+  if (state === 'active' && done.greaterThan(0) && elapsed > 0) {
+    const finishMs = new Decimal(elapsed).times(total).dividedBy(done).round().toNumber();
+    standing.projectedFinish = new Date(start.getTime() + finishMs);
+  }
+  return standing;
 }
