@@ -1,5 +1,12 @@
 import { Decimal } from '../../src/money.js';
-import type { BalanceView, DcaStrategy, QuoteView, ThresholdStrategy } from '../../src/strategy/index.js';
+import type {
+  BalanceView,
+  DcaStrategy,
+  QuoteView,
+  StrategyTarget,
+  TargetStrategy,
+  ThresholdStrategy,
+} from '../../src/strategy/index.js';
 
 /** Test data builders: a plain valid strategy, changed only where a test says so. */
 
@@ -37,6 +44,38 @@ export function threshold(overrides: Partial<ThresholdStrategy> = {}): Threshold
     dryRun: false,
     source: { file: 'test.yaml', line: 1 },
     ...overrides,
+  };
+}
+
+/**
+ * A spend target of 10,000.00 over [12:00, 12:02) UTC on 2031-03-03, every 5 s (24 slots), slices of 100.00 to
+ * 1,000.00; `target` fields override the target's.
+ */
+export function target(
+  overrides: Partial<Omit<TargetStrategy, 'target'>> & { target?: Partial<StrategyTarget> } = {},
+): TargetStrategy {
+  const { target: targetOverrides, ...rest } = overrides;
+  return {
+    kind: 'target',
+    name: 'test-target',
+    symbol: 'USDTBRL',
+    amount: d('1000.00'),
+    schedule: '*/5 * * * * *',
+    timezone: 'UTC',
+    missed: 'skip',
+    missedGraceMs: 600_000,
+    enabled: true,
+    dryRun: false,
+    source: { file: 'test.yaml', line: 1 },
+    ...rest,
+    target: {
+      measure: 'spend',
+      total: d('10000.00'),
+      start: new Date(Date.UTC(2031, 2, 3, 12, 0, 0)),
+      end: new Date(Date.UTC(2031, 2, 3, 12, 2, 0)),
+      slice: { min: d('100.00'), max: d('1000.00') },
+      ...targetOverrides,
+    },
   };
 }
 
