@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { LoadResult } from '../strategy/index.js';
+import type { LoadResult, Strategy } from '../strategy/index.js';
 // The problem formatter alone, eagerly; the strategy loader (zod, yaml) when the command runs.
 import { formatProblem } from '../strategy/problems.js';
 
@@ -22,12 +22,12 @@ export function registerValidateCommands(program: Command): void {
 }
 
 async function runValidate(path: string | undefined, flags: ValidateFlags): Promise<void> {
-  const { loadStrategies, resolveStrategiesPath } = await import('../strategy/index.js');
+  const { loadStrategies, resolveStrategiesPath, dateTimeTextOf } = await import('../strategy/index.js');
   const { accounts, problems: settingsProblems } = await readSettings();
   // With the settings read, each strategy's account is checked against theirs, as `run` will.
   const result = await loadStrategies(resolveStrategiesPath(path), accounts);
   if (flags.json) process.stdout.write(`${JSON.stringify(toJson(result, settingsProblems))}\n`);
-  else printHuman(result, settingsProblems);
+  else printHuman(result, settingsProblems, dateTimeTextOf);
   // exitCode rather than exit(): stdout may be a pipe that has not been flushed yet.
   process.exitCode = result.valid && settingsProblems.length === 0 ? 0 : 1;
 }
@@ -81,7 +81,11 @@ function toJson(result: LoadResult, settingsProblems: ProblemView[]) {
   };
 }
 
-function printHuman(result: LoadResult, settingsProblems: ProblemView[]): void {
+function printHuman(
+  result: LoadResult,
+  settingsProblems: ProblemView[],
+  dateTimeTextOf: (instant: Date, timeZone: string) => string,
+): void {
   const invalidSettings = settingsProblems.length > 0;
   if (invalidSettings) {
     const count = `${settingsProblems.length} problem${settingsProblems.length === 1 ? '' : 's'}`;
@@ -101,7 +105,7 @@ function printHuman(result: LoadResult, settingsProblems: ProblemView[]): void {
     const lines = strategies.map((strategy) => {
       const flags = [strategy.enabled ? '' : 'disabled', strategy.dryRun ? 'dry run' : ''].filter(Boolean);
       const suffix = flags.length > 0 ? ` (${flags.join(', ')})` : '';
-      return `  ${strategy.name}: ${strategy.kind} ${strategy.symbol} "${strategy.schedule}" ${strategy.timezone}${suffix}`;
+      return `  ${strategy.name}: ${strategy.kind} ${strategy.symbol}${targetSummary(strategy, dateTimeTextOf)} "${strategy.schedule}" ${strategy.timezone}${suffix}`;
     });
     const count = `${strategies.length} strateg${strategies.length === 1 ? 'y' : 'ies'}`;
     process.stdout.write(`valid: ${count} in ${files}\n${lines.join('\n')}\n`);
@@ -111,4 +115,15 @@ function printHuman(result: LoadResult, settingsProblems: ProblemView[]): void {
   process.stderr.write(
     `${result.problems.map(formatProblem).join('\n')}\ninvalid: ${count} in ${files}; nothing was loaded\n`,
   );
+}
+
+/** A target's total and window, in the strategy's zone as the file writes it. */
+function targetSummary(
+  strategy: Strategy,
+  dateTimeTextOf: (instant: Date, timeZone: string) => string,
+): string {
+  if (strategy.kind !== 'target') return '';
+  const { measure, total, start, end } = strategy.target;
+  const at = (instant: Date) => dateTimeTextOf(instant, strategy.timezone);
+  return ` ${measure} "${measure === 'spend' ? total.toFixed(2) : total.toFixed()}" from ${at(start)} to ${at(end)} every`;
 }

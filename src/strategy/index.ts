@@ -60,6 +60,7 @@ export {
   targetStanding,
 } from './target.js';
 export { type DiffLabels, unifiedDiff } from './text-diff.js';
+export { dateTimeTextOf } from './wall-clock.js';
 export type {
   ApprovalRequirement,
   BalanceView,

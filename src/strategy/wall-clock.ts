@@ -163,3 +163,9 @@ export function instantOfDateTimeText(text: string, timeZone: string): number | 
   const minutes = Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6));
   return wall - sign * minutes * 60_000;
 }
+
+/** The reading of an instant in the zone as a strategy file writes it: "2026-12-05T17:00" (or "…:30" seconds). */
+export function dateTimeTextOf(instant: Date, timeZone: string): string {
+  const text = new Date(wallTimeOf(instant.getTime(), timeZone)).toISOString();
+  return text.slice(17, 19) === '00' ? text.slice(0, 16) : text.slice(0, 19);
+}

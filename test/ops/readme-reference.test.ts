@@ -72,16 +72,14 @@ describe('README reference', () => {
 
   it('lists every strategy key', () => {
     const documented = new Set(tableAfter('## Strategy files').flatMap(([key]) => code(key)));
-    const { budget, guards, approval, ...kinds } = KNOWN_KEYS;
+    const { dca, threshold, target, targetTotal, ...blocks } = KNOWN_KEYS;
+    // A block's keys are documented with its name (`budget.perDay`), the target's total as `target.spend`.
+    const nested = { ...blocks, target: targetTotal };
     const keys = new Set([
-      ...Object.values(kinds).flat(),
-      ...budget.map((key) => `budget.${key}`),
-      ...guards.map((key) => `guards.${key}`),
-      ...approval.map((key) => `approval.${key}`),
+      ...[dca, threshold, target].flat(),
+      ...Object.entries(nested).flatMap(([block, names]) => names.map((key) => `${block}.${key}`)),
     ]);
-    keys.delete('budget');
-    keys.delete('guards');
-    keys.delete('approval');
+    for (const block of Object.keys(nested)) keys.delete(block);
     expect([...keys].filter((key) => !documented.has(key))).toEqual([]);
   });
 

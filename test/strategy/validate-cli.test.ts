@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +54,34 @@ describe.concurrent('treasury-bot validate', () => {
       message:
         'name: must be lowercase letters, digits and single hyphens, at most 64 characters (got "Weekday DCA")',
     });
+  });
+
+  it("prints a target's total and window in its own zone, and its problems at file:line:col", async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'validate-target-'));
+    const file = join(folder, 'payables.yaml');
+    await writeFile(
+      file,
+      [
+        'name: december-payables',
+        'kind: target',
+        'symbol: USDTBRL',
+        'target: { spend: "2000000.00" }',
+        'window: { start: "2026-12-01T09:00", end: "2026-12-05T17:00" }',
+        'every: "*/10 9-17 * * 1-5"',
+        'slice: { min: "5000.00", max: "60000.00" }',
+        'timezone: America/Sao_Paulo',
+        '',
+      ].join('\n'),
+    );
+    const valid = await runValidate([file]);
+    expect(valid.code).toBe(0);
+    expect(valid.stdout).toContain(
+      'december-payables: target USDTBRL spend "2000000.00" from 2026-12-01T09:00 to 2026-12-05T17:00 every "*/10 9-17 * * 1-5" America/Sao_Paulo',
+    );
+    await writeFile(file, (await readFile(file, 'utf8')).replace('max: "60000.00"', 'max: "50.00"'));
+    const invalid = await runValidate([file]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain(`${file}:7:15: slice.min: "5000.00" is above slice.max "50.00"`);
   });
 
   it('exits 1 and prints each problem as file:line:col: message on stderr', async () => {
