@@ -328,25 +328,31 @@ export function createApprovalsRepository(
       const now = clock();
       // Only before the deadline, by the database's clock in this very statement: no replica buys a cycle
       // outside its time, whatever its own clock says.
-      const due = db
-        .select({ id: cycles.id })
-        .from(cycles)
-        .innerJoin(approvalRequests, eq(approvalRequests.cycleId, cycles.id))
-        .where(
-          and(
-            eq(cycles.state, 'approved'),
-            inArray(cycles.strategy, [...strategyNames]),
-            sql`${approvalRequests.expiresAt} > now()`,
-          ),
-        )
-        .orderBy(asc(cycles.updatedAt))
-        .limit(limit)
-        .for('update', { of: cycles, skipLocked: true });
+      // A CTE (one holding FOR UPDATE is never folded into the statement), so the due rows are read once: as
+      // a subquery of the UPDATE, PostgreSQL may rescan it per row, and cycles moved at one clock reading
+      // (equal updated_at) then came back in another order on each rescan, claiming all of them, not `limit`.
+      const due = db.$with('due').as(
+        db
+          .select({ id: cycles.id })
+          .from(cycles)
+          .innerJoin(approvalRequests, eq(approvalRequests.cycleId, cycles.id))
+          .where(
+            and(
+              eq(cycles.state, 'approved'),
+              inArray(cycles.strategy, [...strategyNames]),
+              sql`${approvalRequests.expiresAt} > now()`,
+            ),
+          )
+          .orderBy(asc(cycles.updatedAt), asc(cycles.id))
+          .limit(limit)
+          .for('update', { of: cycles, skipLocked: true }),
+      );
       // A compare-and-set on the state: a cycle another replica claimed first is no longer `approved`.
       const claimed = await db
+        .with(due)
         .update(cycles)
         .set({ state: 'claimed', owner, updatedAt: now })
-        .where(and(inArray(cycles.id, due), eq(cycles.state, 'approved')))
+        .where(and(inArray(cycles.id, db.select({ id: due.id }).from(due)), eq(cycles.state, 'approved')))
         .returning();
       if (claimed.length === 0) return [];
       const prices = await db
