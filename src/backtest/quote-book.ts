@@ -5,14 +5,16 @@ import type { Tally } from './tally.js';
 
 /**
  * One strategy's quotes, by the series' price text. A year of minutes holds a few thousand distinct prices,
- * so each is turned into figures once rather than at every slot; the plain-DCA baseline, which buys at
- * every slot, only counts the slots at each price and is summed once at the end (count × figures, exact).
+ * so each is turned into figures once rather than at every slot; the baseline, which buys at every slot,
+ * only counts the slots at each price and is summed once at the end (count × figures, exact). The amount
+ * quoted is a function of the price: a strategy's fixed amount, or a TWAP slice of a `receive` target
+ * converted at the slot's price (target-pace.ts).
  */
 export class QuoteBook {
   private readonly entries = new Map<string, PriceEntry>();
 
   constructor(
-    private readonly amount: Decimal,
+    private readonly amountAt: (price: Decimal) => Decimal,
     private readonly baseline: Tally,
   ) {}
 
@@ -23,7 +25,7 @@ export class QuoteBook {
       // A series of many distinct prices (another market, more decimals) must not grow without bound.
       if (this.entries.size >= MAX_CACHED) this.flushBaseline();
       const price = servicePrice(new Decimal(priceText));
-      entry = { quote: { price, amount: this.amount, ...quoteFill(this.amount, price) }, baselineSlots: 0 };
+      entry = { quote: quoteOf(this.amountAt(price), price), baselineSlots: 0 };
       this.entries.set(priceText, entry);
     }
     entry.baselineSlots++;
@@ -39,6 +41,11 @@ export class QuoteBook {
     }
     this.entries.clear();
   }
+}
+
+/** The service's quote for `amount` at `price` (already at the service's scale). */
+export function quoteOf(amount: Decimal, price: Decimal): QuoteView {
+  return { price, amount, ...quoteFill(amount, price) };
 }
 
 interface PriceEntry {

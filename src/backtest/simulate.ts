@@ -4,12 +4,14 @@ import {
   budgetPeriods,
   type CronSchedule,
   DEFAULT_QUOTE_TOLERANCES,
+  isTarget,
   needsApproval,
   needsBalance,
   nextSlotAfter,
   parseCron,
   type QuoteDecisionInput,
   type QuoteTolerances,
+  type QuoteView,
   type Strategy,
   slotsBetween,
   verdictBeforeQuote,
@@ -20,6 +22,7 @@ import { BacktestInputError } from './input-error.js';
 import type { PriceSeries } from './price-series.js';
 import { QuoteBook } from './quote-book.js';
 import { Tally } from './tally.js';
+import { type SlotJudgement, TargetPace, twapAmountAt } from './target-pace.js';
 
 /**
  * The backtest: every strategy's slots in the range, in time order across strategies (they share one credit
@@ -28,7 +31,8 @@ import { Tally } from './tally.js';
  * the quote phase. It takes the rules' verdicts without their traces (the same rules in the same order,
  * stopping at the failure that decides): the report needs the outcome and reason of every slot, not the
  * figures of every rule. A cycle runs at its slot's instant, so the cooldown, the budget periods and the credit line
- * are read at that instant. Missed policies do not apply: no slot is ever missed here.
+ * are read at that instant. Missed policies do not apply: no slot is ever missed here. A target runs only the
+ * slots of its window, as the worker's scheduler does, each judged by target-pace.ts.
  */
 
 export interface BacktestOptions {
@@ -54,7 +58,8 @@ export interface SlotDecision {
   /** As the cycle's state would be: `awaiting_approval` for a slot parked for people (never bought here). */
   outcome: 'placed' | 'skipped' | 'failed' | 'awaiting_approval';
   reason: string;
-  /** The quote's, when one was taken. */
+  /** The quote's, when one was taken: the amount it was asked for (a target's sized slice), price and figures. */
+  amount?: Decimal;
   price?: Decimal;
   cost?: Decimal;
   filled?: Decimal;
@@ -63,8 +68,13 @@ export interface SlotDecision {
 export interface StrategyRun {
   strategy: Strategy;
   result: Tally;
-  /** Plain DCA on the same schedule and amount: every slot buys, no rule applies. */
+  /**
+   * Every slot buys, no rule applies: plain DCA on the same schedule and amount, or for a target plain TWAP,
+   * its total in equal slices over its window's slots (twapAmountAt).
+   */
   baseline: Tally;
+  /** A target's own record at the end of the run, and the number of slots in its whole window. */
+  target?: { pace: TargetPace; windowSlots: number };
 }
 
 export interface BacktestRun {
@@ -78,6 +88,7 @@ interface Book {
   run: StrategyRun;
   slots: SlotStream;
   quotes: QuoteBook;
+  target?: TargetPace;
   periods?: BudgetPeriods;
   spentDay: Decimal;
   spentMonth: Decimal;
@@ -121,21 +132,30 @@ export function runBacktest(
 
 function openBook(strategy: Strategy, from: number, to: number): Book {
   const cron = parseCron(strategy.schedule);
-  const first = nextSlotAfter(cron, strategy.timezone, new Date(from - 1));
-  if (first === undefined || first.getTime() > to) {
+  // A target's slots outside its window are none of its slots: the worker's scheduler never runs them.
+  const targetWindow = isTarget(strategy) ? strategy.target : undefined;
+  const first = Math.max(from, targetWindow?.start.getTime() ?? from);
+  const last = Math.min(to, targetWindow === undefined ? to : targetWindow.end.getTime() - 1);
+  const firstSlot = nextSlotAfter(cron, strategy.timezone, new Date(first - 1));
+  if (firstSlot === undefined || firstSlot.getTime() > last) {
+    const within = targetWindow
+      ? ` within its window ${iso(targetWindow.start.getTime())} to ${iso(targetWindow.end.getTime())}`
+      : '';
     throw new BacktestInputError(
-      `strategy ${strategy.name} (${strategy.source.file}:${strategy.source.line}): schedule "${strategy.schedule}" in ${strategy.timezone} has no slot from ${iso(from)} to ${iso(to)}`,
+      `strategy ${strategy.name} (${strategy.source.file}:${strategy.source.line}): schedule "${strategy.schedule}" in ${strategy.timezone} has no slot from ${iso(from)} to ${iso(to)}${within}`,
     );
   }
   const baseline = new Tally();
-  return {
-    strategy,
-    run: { strategy, result: new Tally(), baseline },
-    slots: new SlotStream(cron, strategy.timezone, from, to),
-    quotes: new QuoteBook(strategy.amount, baseline),
-    spentDay: ZERO,
-    spentMonth: ZERO,
-  };
+  const run: StrategyRun = { strategy, result: new Tally(), baseline };
+  const slots = new SlotStream(cron, strategy.timezone, first, last);
+  const common = { strategy, run, slots, spentDay: ZERO, spentMonth: ZERO };
+  if (!isTarget(strategy)) return { ...common, quotes: new QuoteBook(() => strategy.amount, baseline) };
+  // The baseline's slices are the whole window's, whatever part of it the prices cover.
+  const { start, end } = strategy.target;
+  const windowSlots = countSlots(cron, strategy.timezone, start.getTime(), end.getTime() - 1);
+  const pace = new TargetPace(strategy);
+  run.target = { pace, windowSlots };
+  return { ...common, quotes: new QuoteBook(twapAmountAt(strategy, windowSlots), baseline), target: pace };
 }
 
 function decideSlot(
@@ -147,36 +167,39 @@ function decideSlot(
   tolerances: QuoteTolerances,
   assumeApproved = false,
 ): SlotDecision {
-  const { strategy, run } = book;
+  const { strategy, run, target } = book;
   const now = slot.getTime();
   const periods = periodsAt(book, slot);
-  // One input of one shape for both phases (the quote is looked up first: it also counts the baseline's slot).
+  // Looked up first: it also counts the baseline's slot, and gives a target the slot's price.
+  const slotQuote = book.quotes.quoteSlot(priceText);
+  // One input of one shape for both phases: a target takes the figures from it and quotes its own slices.
   const input: QuoteDecisionInput = {
     strategy,
     now: slot,
     spent: { day: book.spentDay, month: book.spentMonth },
     balance: needsBalance(strategy) ? credit.balanceAt(now) : undefined,
     lastSubmittedAt: book.lastSubmittedAt,
-    quote: book.quotes.quoteSlot(priceText),
+    quote: slotQuote,
     tolerances,
   };
-  const before = verdictBeforeQuote(input);
-  if (before.action === 'skip') return skipped(book, slot, periods, before.reason);
-  const { quote } = input;
-  // The service answers 400 to a quote that buys nothing; the cycle fails without a quote.
-  if (quote.totalCost.isZero()) {
-    run.result.notPlaced('failed', 'quote_unavailable');
-    return { strategy: strategy.name, slot, outcome: 'failed', reason: 'quote_unavailable' };
+  const judged = target ? target.judgeSlot(slot, input) : judgeSlot(input);
+  if (judged.action === 'skip') {
+    return skipped(book, slot, periods, judged.reason, judged.quote && figuresOf(judged.quote));
   }
-  const figures = { price: quote.price, cost: quote.totalCost, filled: quote.totalFilled };
-  const decision = verdictQuote(input);
-  if (decision.action === 'skip') return skipped(book, slot, periods, decision.reason, figures);
+  if (judged.action === 'fail') {
+    run.result.notPlaced('failed', judged.reason);
+    return { strategy: strategy.name, slot, outcome: 'failed', reason: judged.reason };
+  }
+  const { quote } = judged;
+  const figures = figuresOf(quote);
   if (needsApproval(strategy, quote.totalCost)) {
     run.result.parkedForApproval(quote.totalCost);
     if (!assumeApproved) {
-      // Parked, its cost reserved against the strategy's budgets as the worker reserves it; nobody approves.
+      // Parked, its cost reserved against the strategy's budgets (and a target's total) as the worker
+      // reserves it; nobody approves.
       book.spentDay = book.spentDay.plus(quote.totalCost);
       book.spentMonth = book.spentMonth.plus(quote.totalCost);
+      target?.bought(quote);
       run.result.notPlaced('skipped', 'approval_required');
       return {
         strategy: strategy.name,
@@ -196,8 +219,26 @@ function decideSlot(
   book.spentDay = book.spentDay.plus(quote.totalCost);
   book.spentMonth = book.spentMonth.plus(quote.totalCost);
   book.lastSubmittedAt = slot;
+  target?.bought(quote);
   run.result.placed(quote.price, quote.totalCost, quote.totalFilled);
   return { strategy: strategy.name, slot, outcome: 'placed', reason: 'ok', ...figures };
+}
+
+/** A DCA's or threshold's slot: the rules before the quote, then with the quote at the strategy's amount. */
+function judgeSlot(input: QuoteDecisionInput): SlotJudgement {
+  const before = verdictBeforeQuote(input);
+  if (before.action === 'skip') return { action: 'skip', reason: before.reason };
+  const { quote } = input;
+  // The service answers 400 to a quote that buys nothing; the cycle fails without a quote.
+  if (quote.totalCost.isZero()) return { action: 'fail', reason: 'quote_unavailable' };
+  const verdict = verdictQuote(input);
+  return verdict.action === 'skip'
+    ? { action: 'skip', reason: verdict.reason, quote }
+    : { action: 'place', quote };
+}
+
+function figuresOf(quote: QuoteView): Pick<SlotDecision, 'amount' | 'price' | 'cost' | 'filled'> {
+  return { amount: quote.amount, price: quote.price, cost: quote.totalCost, filled: quote.totalFilled };
 }
 
 function skipped(
@@ -205,7 +246,7 @@ function skipped(
   slot: Date,
   periods: BudgetPeriods,
   reason: string,
-  figures?: Pick<SlotDecision, 'price' | 'cost' | 'filled'>,
+  figures?: Pick<SlotDecision, 'amount' | 'price' | 'cost' | 'filled'>,
 ): SlotDecision {
   const { result } = book.run;
   result.notPlaced('skipped', reason);
@@ -231,6 +272,17 @@ function periodsAt(book: Book, slot: Date): BudgetPeriods {
 
 function iso(instant: number): string {
   return new Date(instant).toISOString();
+}
+
+/** How many slots the schedule has in [from, to], counted a window at a time. */
+function countSlots(cron: CronSchedule, timeZone: string, from: number, to: number): number {
+  const slots = new SlotStream(cron, timeZone, from, to);
+  let count = 0;
+  while (slots.peek() !== undefined) {
+    slots.take();
+    count++;
+  }
+  return count;
 }
 
 /** A strategy's slots in [from, to], in order, computed a window at a time (slotsBetween). */

@@ -66,6 +66,41 @@ describe('treasury-bot backtest', () => {
     expect(stdout).toContain('budget-limited periods: 0 days, 0 months');
   });
 
+  it('prints a target against plain TWAP over its window, other kinds as before', async () => {
+    await writeFile(
+      path('target.yaml'),
+      `${STRATEGIES}---
+name: payroll
+kind: target
+symbol: USDTBRL
+timezone: UTC
+target: { spend: "300.00" }
+window: { start: "2026-03-02T10:00:00", end: "2026-03-02T13:00:00" }
+every: "0 * * * *"
+slice: { min: "50.00", max: "200.00" }
+maxPrice: "5.30"
+`,
+    );
+    const { code, stdout } = await cli([
+      'backtest',
+      '--prices',
+      path('a&b.csv'),
+      '--strategies',
+      path('target.yaml'),
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/dip: threshold 1000\.00 "0 \* \* \* \*" UTC\n\s+figure\s+strategy\s+plain DCA\n/);
+    const section = stdout.slice(stdout.indexOf('payroll: '));
+    // 10:00 (5.3500) is above maxPrice; 11:00 buys 150.00 (149.99), 12:00 what is left (150.01, 150.00).
+    // Plain TWAP buys 100.00 at every slot of the window (13:00 is its end).
+    expect(section).toMatch(
+      /^payroll: target spend 300\.00 "0 \* \* \* \*" UTC, window 2026-03-02T10:00:00\.000Z to 2026-03-02T13:00:00\.000Z \(3 slots\)\n\s+figure\s+strategy\s+plain TWAP\n\s+slots\s+3\s+3\n\s+orders\s+2\s+3\n\s+spent\s+299\.99\s+299\.97\n/,
+    );
+    expect(section).toContain('  target: 299.99 of 300.00 spent (100.00%), completed\n');
+    expect(section).toContain('  saving against plain TWAP: 1.02 (0.34%): what the quantity bought');
+    expect(section).toContain('skipped: price_above_max 1');
+  });
+
   it('prints one JSON document with --json, money as decimal text', async () => {
     const { code, stdout } = await cli([
       'backtest',
