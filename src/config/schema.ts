@@ -120,6 +120,16 @@ export const engineSchema = z.strictObject({
       pollMs: positiveMs.default(500),
     })
     .prefault({}),
+  targets: z
+    .strictObject({
+      /**
+       * A target this share of its total behind its straight line, with less than a quarter of its window
+       * left, is told once per window and version (`target_behind`). The TreasuryTargetBehind alert reads
+       * the default (alert-rules.ts TARGET_BEHIND_SHARE): its rules file is written once, not per deployment.
+       */
+      behindShare: z.number().gt(0).lt(1).default(0.1),
+    })
+    .prefault({}),
   /** Tolerances of the quote-sanity rule, fees included (see quoteChecksSchema above). */
   quoteChecks: quoteChecksSchema.prefault({}),
   reload: z

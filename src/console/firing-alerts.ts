@@ -22,6 +22,8 @@ import {
   EVENT_WINDOW_MS,
   MISSED_INTERVALS,
   RATE_WINDOW_MS,
+  TARGET_BEHIND_SHARE,
+  TARGET_LATE_WINDOW_LEFT,
 } from '../observability/alert-rules.js';
 import type { CounterName, ProcessFacts } from '../observability/process-facts.js';
 import type { ConsoleContext } from './context.js';
@@ -82,14 +84,18 @@ export async function alertsFiringNow(
     },
     scope,
   );
-  const [everyLastSuccess, everyInterval, waitingLong, clockSkew] = facts
+  const [everyLastSuccess, everyInterval, waitingLong, clockSkew, everyBehind, everyWindowLeft] = facts
     ? await Promise.all([
         facts.gauge('lastSuccessfulCycle', 'strategy'),
         facts.gauge('strategyInterval', 'strategy'),
         facts.gauge('approvalsWaitingLong'),
         facts.gauge('databaseClockSkew'),
+        facts.gauge('targetBehind', 'strategy'),
+        facts.gauge('targetWindowLeft', 'strategy'),
       ])
     : [
+        new Map<string, number>(),
+        new Map<string, number>(),
         new Map<string, number>(),
         new Map<string, number>(),
         new Map<string, number>(),
@@ -105,6 +111,7 @@ export async function alertsFiringNow(
     new Map([...gauge].filter(([strategy]) => seen.has(strategy)));
   const lastSuccess = scope.accounts === null ? everyLastSuccess : ofSeen(everyLastSuccess);
   const interval = scope.accounts === null ? everyInterval : ofSeen(everyInterval);
+  const behind = scope.accounts === null ? everyBehind : ofSeen(everyBehind);
 
   const verdicts: Record<AlertName, AlertVerdict> = {
     workerDown: { unknown: "Prometheus' scrape of each replica; see the replicas' heartbeats below" },
@@ -148,6 +155,17 @@ export async function alertsFiringNow(
               ? [`${waiting} cycle(s) waiting long for approval (treasury-bot approvals)`]
               : [];
           }),
+    // This worker's last maintenance pass; every replica exports the same figures, read from the record.
+    targetBehind: fromProcess(() =>
+      [...behind].flatMap(([strategy, share]) => {
+        const windowLeft = everyWindowLeft.get(strategy) ?? 1;
+        return share > TARGET_BEHIND_SHARE && windowLeft < TARGET_LATE_WINDOW_LEFT
+          ? [
+              `${strategy}: ${(share * 100).toFixed(1)}% of its total behind its pace, ${(windowLeft * 100).toFixed(1)}% of its window left`,
+            ]
+          : [];
+      }),
+    ),
     // This replica's last readiness check; the other replicas' own gauges are Prometheus' to compare.
     clockSkew: fromProcess(() => {
       const seconds = clockSkew.get('') ?? 0;

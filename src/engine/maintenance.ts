@@ -1,9 +1,10 @@
 /**
  * The periodic housekeeping of a running worker, also run once at start and by `treasury-bot reconcile`:
  * crash recovery, reconciliation of unsure cycles, the external-order scan, the approval queue (parked
- * cycles past their deadline expire; approved ones are claimed back and run on a fresh quote), and the
- * gauges that follow from them. Unsure cycles are split between replicas by leases; the external scan runs on one replica at
- * a time under a session advisory lock held on a reserved connection.
+ * cycles past their deadline expire; approved ones are claimed back and run on a fresh quote), the watch of
+ * the worker's targets (target-watch.ts), and the gauges that follow from them. Unsure cycles are split
+ * between replicas by leases; the external scan runs on one replica at a time under a session advisory lock
+ * held on a reserved connection.
  */
 
 import { advisoryLockKey, EVERY_ACCOUNT } from '../db/index.js';
@@ -20,6 +21,7 @@ import type { CycleReport } from './outcomes.js';
 import { type ReconcileResult, reconcileUnsureCycles } from './reconcile.js';
 import { type RecoveryResult, recoverAbandonedCycles } from './recovery.js';
 import { strategyOfParkedVersion } from './strategy-versions.js';
+import { TargetWatch, type WatchedTarget, watchedTargets } from './target-watch.js';
 
 /**
  * One replica at a time scans an account's order list; other accounts' scans run meanwhile. The `default`
@@ -38,7 +40,8 @@ export interface ApprovalsResult {
 export interface MaintenanceOptions {
   /**
    * The strategies this replica runs (the worker's current set): approved cycles of these are claimed and
-   * run. Without it (`treasury-bot reconcile`) approved cycles are left to a running worker.
+   * run, and its targets watched. Without it (`treasury-bot reconcile`) approved cycles and targets are left
+   * to a running worker.
    */
   strategies?: () => readonly Strategy[];
   /**
@@ -56,6 +59,8 @@ export interface MaintenanceReport {
   reconcile?: ReconcileResult;
   /** By account: each account's service is scanned on its own. */
   external?: Map<string, ExternalScanResult | 'skipped'>;
+  /** The targets watched, of every account whose step ran. */
+  targets?: WatchedTarget[];
   errors: string[];
   /** The pass was cut short by stop(); the steps it did not finish run on the next start. */
   stopped?: true;
@@ -79,11 +84,13 @@ export class Maintenance {
   private readonly approvedPoll: PeriodicTask<void>;
   /** The instant runOnce(now) asked for, read as its pass starts (runNow starts a run synchronously). */
   private requestedNow: Date | undefined;
+  private readonly targetWatch: TargetWatch;
 
   constructor(
     private readonly context: EngineContext,
     private readonly options: MaintenanceOptions = {},
   ) {
+    this.targetWatch = new TargetWatch(context.metrics);
     this.task = createPeriodicTask({
       name: 'maintenance',
       intervalMs: context.settings.reconcile.intervalMs,
@@ -157,6 +164,18 @@ export class Maintenance {
     }
     report.external = external;
     report.approvals = await step('approvals', () => this.settleApprovals(now, signal));
+    const running = this.options.strategies?.();
+    if (running) {
+      const targets = watchedTargets(running, this.context.dryRun);
+      report.targets = [];
+      for (const account of accounts) {
+        const watched = await step(`targets ${account.account.name}`, () =>
+          this.targetWatch.watch(account, targets, now),
+        );
+        report.targets.push(...(watched ?? []));
+      }
+      this.targetWatch.keepOnly(targets);
+    }
     await step('gauges', () => this.refreshGauges());
     if (signal.aborted) report.stopped = true;
     return report;

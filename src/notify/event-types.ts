@@ -17,6 +17,9 @@ export const NOTIFICATION_TYPES = [
   'approval_needed',
   'approval_decided',
   'replica_lost',
+  'target_completed',
+  'target_behind',
+  'target_missed',
   'daily_digest',
   // Sent by `treasury-bot notify test CHANNEL` only; never routed.
   'test',

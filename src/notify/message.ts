@@ -28,6 +28,9 @@ const TITLES: Readonly<Record<NotificationType, string>> = {
   approval_needed: 'Approval needed',
   approval_decided: 'Approval decided',
   replica_lost: 'Replica lost: its work was taken over',
+  target_completed: 'Target completed',
+  target_behind: 'Target behind its pace with little of its window left',
+  target_missed: 'Target missed: its window ended short of the total',
   daily_digest: 'Daily digest',
   test: 'Test message from treasury-bot',
 };

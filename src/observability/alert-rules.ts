@@ -39,6 +39,12 @@ const UNSURE_FOR_MS = 10 * MINUTE_MS;
 /** engine.databaseClockSkewMs's default: the alert's threshold, and the console's. */
 export const CLOCK_SKEW_MS = 2_000;
 const PAUSED_FOR_MS = 2 * 60 * MINUTE_MS;
+/**
+ * engine.targets.behindShare's default, and under what share of its window left a target is late: the
+ * alert's thresholds, the console's, and the worker's for its `target_behind` notice (target-watch.ts).
+ */
+export const TARGET_BEHIND_SHARE = 0.1;
+export const TARGET_LATE_WINDOW_LEFT = 0.25;
 const events = promDuration(EVENT_WINDOW_MS);
 const rate = promDuration(RATE_WINDOW_MS);
 
@@ -89,6 +95,16 @@ export const ALERT_RULES = {
     expr: 'max(treasury_approvals_waiting_long) > 0',
     severity: 'ticket',
     summary: '{{ $value }} cycle(s) wait for approval: `treasury-bot approvals`, then `approve` or `reject`',
+  },
+  targetBehind: {
+    alert: 'TreasuryTargetBehind',
+    comment:
+      'A target more than engine.targets.behindShare of its total (the default, 0.1: this file is written once,\nnot per deployment) behind its straight line, with less than a quarter of its window left: it may end\nshort (a maxPrice below the market, a slice.max too small, a halt). Every replica exports the same gauges.',
+    expr: `max by (strategy) (treasury_target_behind_ratio) > ${TARGET_BEHIND_SHARE}\nand on (strategy)\nmax by (strategy) (treasury_target_window_left_ratio) < ${TARGET_LATE_WINDOW_LEFT}\n`,
+    forMs: 5 * MINUTE_MS,
+    severity: 'ticket',
+    summary:
+      'Target {{ $labels.strategy }} is {{ $value | humanizePercentage }} of its total behind its pace with under a quarter of its window left',
   },
   clockSkew: {
     alert: 'TreasuryClockSkew',

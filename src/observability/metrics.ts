@@ -123,6 +123,21 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       'Room left in each active envelope: max total less the cost of the orders charged to it (fiat)',
       ['envelope', 'strategy'],
     ),
+    targetProgress: gauge(
+      'treasury_target_progress_ratio',
+      "A loaded target's progress: done ÷ total in its measure (fiat spent or crypto received), at most 1",
+      ['strategy'],
+    ),
+    targetBehind: gauge(
+      'treasury_target_behind_ratio',
+      'How far an active target is behind its straight line from start to end, as a share of its total; 0 when on or ahead of it, and outside its window',
+      ['strategy'],
+    ),
+    targetWindowLeft: gauge(
+      'treasury_target_window_left_ratio',
+      "The share of a target's window still to come: 1 before it opens, 0 once it has ended",
+      ['strategy'],
+    ),
     haltedStrategies: gauge(
       'treasury_halted_strategies',
       'Strategies whose automation is stopped until an operator clears them (ambiguous reconciliation)',

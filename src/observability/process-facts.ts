@@ -42,7 +42,13 @@ export interface ProcessFacts {
   readingsSince(from: Date): Date[];
   /** Each label value of a gauge, as set now (one entry under '' for a gauge without labels). */
   gauge(
-    metric: 'lastSuccessfulCycle' | 'strategyInterval' | 'approvalsWaitingLong' | 'databaseClockSkew',
+    metric:
+      | 'lastSuccessfulCycle'
+      | 'strategyInterval'
+      | 'approvalsWaitingLong'
+      | 'databaseClockSkew'
+      | 'targetBehind'
+      | 'targetWindowLeft',
     label?: 'strategy',
   ): Promise<Map<string, number>>;
 }

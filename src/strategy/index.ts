@@ -48,6 +48,7 @@ export {
   isReached,
   isTarget,
   LAST_ORDER_ROUNDING,
+  leftInFiat,
   planSlice,
   remainingOf,
   resizeForQuote,

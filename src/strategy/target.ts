@@ -62,7 +62,7 @@ export function remainingOf(strategy: TargetStrategy, progress: TargetProgress):
  * What is left in fiat at `price`, or at the window's quote average; undefined for crypto before any price
  * is known.
  */
-function leftInFiat(
+export function leftInFiat(
   strategy: TargetStrategy,
   progress: TargetProgress,
   price?: Decimal,

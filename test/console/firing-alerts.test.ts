@@ -95,7 +95,7 @@ describe('console: alerts that fire now', () => {
       /<tr class="alert-firing"><td><span class="state state-page">page<\/span><\/td><td>TreasuryUnsureCycles<\/td>/,
     );
     expect(overview).toContain(
-      'Not evaluated here (counted by the worker process; this console runs without it): TreasuryNoSuccessfulCycle, TreasuryNoSuccessfulCycleSinceStart, TreasuryApprovalsWaiting, TreasuryClockSkew, TreasuryApiErrors,',
+      'Not evaluated here (counted by the worker process; this console runs without it): TreasuryNoSuccessfulCycle, TreasuryNoSuccessfulCycleSinceStart, TreasuryApprovalsWaiting, TreasuryTargetBehind, TreasuryClockSkew, TreasuryApiErrors,',
     );
 
     await console.test.database.cycles.transition(id, 'unsure', 'not_placed', {
@@ -254,6 +254,18 @@ describe('console: alerts that fire now', () => {
       expect(firing(await evaluate(now, facts), 'TreasuryNoSuccessfulCycleSinceStart')).toEqual([
         'alerting: no successful cycle in the 7 min since this worker started',
       ]);
+    });
+
+    it('a target more than the share behind with under a quarter of its window left fires, from the gauges of the last pass', async () => {
+      metrics.targetBehind.set({ strategy: 'alerting' }, 0.29);
+      metrics.targetWindowLeft.set({ strategy: 'alerting' }, 0.3);
+      expect(firing(await evaluate(now, facts), 'TreasuryTargetBehind')).toEqual([]);
+      metrics.targetWindowLeft.set({ strategy: 'alerting' }, 0.2);
+      expect(firing(await evaluate(now, facts), 'TreasuryTargetBehind')).toEqual([
+        'alerting: 29.0% of its total behind its pace, 20.0% of its window left',
+      ]);
+      metrics.targetBehind.set({ strategy: 'alerting' }, 0.1);
+      expect(firing(await evaluate(now, facts), 'TreasuryTargetBehind')).toEqual([]);
     });
   });
 });
