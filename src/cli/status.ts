@@ -1,9 +1,11 @@
 /**
- * `treasury-bot status`: what the worker decided and bought lately, what is still settling, and what needs an
- * operator (unsure cycles, halted strategies, the kill switch). Reads the database only; never the service.
+ * `treasury-bot status`: what the worker decided and bought lately, what is still settling, what needs an
+ * operator (unsure cycles, halted strategies, the kill switch, missed targets) and where each target stands.
+ * Reads the database only; never the service.
  */
 import type { Command } from 'commander';
 import type { StatusReport } from '../control/index.js';
+import type { Decimal } from '../money.js';
 import { withCommandDatabase } from './command-database.js';
 import {
   ACCOUNT_OPTION,
@@ -26,7 +28,7 @@ export function registerStatusCommands(program: Command): void {
   program
     .command('status')
     .description(
-      'recent decisions and orders with their settlement state, unsure cycles, pause state; each row names its account',
+      'recent decisions and orders with their settlement state, unsure cycles, pause state, targets; each row names its account',
     )
     .option('--json', 'print one JSON document on stdout')
     .option('--limit <n>', 'how many recent cycles to show (1 to 1000)', '20')
@@ -64,6 +66,11 @@ function renderStatus(report: StatusReport): string[] {
   for (const halted of report.haltedStrategies) {
     lines.push(
       `HALTED ${halted.name} (account ${halted.account}) since ${cell(halted.since)}: ${halted.reason ?? '-'}`,
+    );
+  }
+  for (const target of report.targets.filter((shown) => shown.state === 'missed')) {
+    lines.push(
+      `MISSED target ${target.name} (account ${target.account}): ${cell(target.left)} of ${cell(target.total)} left ${target.measure === 'spend' ? 'to spend' : 'to receive'} when its window ended ${cell(target.window.end)}`,
     );
   }
   lines.push(
@@ -125,6 +132,43 @@ function renderStatus(report: StatusReport): string[] {
   }
   lines.push(
     ...section(
+      'targets',
+      [
+        'account',
+        'name',
+        'state',
+        'measure',
+        'done',
+        'total',
+        'done%',
+        'spent',
+        'received',
+        'againstLine',
+        'avgPaid',
+        'avgQuoted',
+        'projectedFinish',
+        'windowEnd',
+      ],
+      report.targets.map((target) => [
+        target.account,
+        target.name,
+        target.state,
+        target.measure,
+        cell(target.done),
+        cell(target.total),
+        `${cell(target.percentDone)}%`,
+        cell(target.spent),
+        cell(target.received),
+        target.state === 'active' ? againstLine(target.ahead) : '-',
+        cell(target.averagePrice),
+        cell(target.quoteAverage),
+        cell(target.projectedFinish),
+        cell(target.window.end),
+      ]),
+    ),
+  );
+  lines.push(
+    ...section(
       'open orders',
       ['account', 'orderId', 'status', 'age', 'amount', 'price', 'origin', 'stuck'],
       report.openOrders.map((order) => [
@@ -140,4 +184,13 @@ function renderStatus(report: StatusReport): string[] {
     ),
   );
   return lines;
+}
+
+/**
+ * `ahead` as words: how far ahead of the straight line, or behind it. Shown while the window runs: before,
+ * the line is at zero; after, it is at the total, and what is short is `left`.
+ */
+function againstLine(ahead: Decimal): string {
+  if (ahead.isZero()) return 'on the line';
+  return ahead.isPositive() ? `${cell(ahead)} ahead` : `${cell(ahead.negated())} behind`;
 }

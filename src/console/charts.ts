@@ -1,6 +1,7 @@
 /**
  * Charts drawn on the server as SVG (no script, no request to another host): spend against a budget as a
- * bar, the price paid per order over time, and a month's cumulative spend against its budget. Figures stay
+ * bar, a target's progress against its straight line, the price paid per order over time, and a month's
+ * cumulative spend against its budget. Figures stay
  * Decimal; only the final pixel positions are numbers.
  */
 import { html } from 'hono/html';
@@ -30,6 +31,14 @@ export function spendBar(label: string, spent: Decimal, budget: Decimal | null):
   const filled = budget?.gt(0) ? Math.min(width, scale(spent, ZERO, budget, width)) : 0;
   const over = budget !== null && spent.gt(budget);
   return html`<svg class="bar" width="${width}" height="14" role="img" aria-label="${label}"><title>${label}</title><rect x="0" y="0" width="${width}" height="14" fill="#e4e7ec"/><rect x="0" y="0" width="${filled}" height="14" fill="${over ? '#c0392b' : '#2f6fdb'}"/></svg>`;
+}
+
+/** A target's progress: `done` of `total` as a bar, and a mark where the straight line stands now. */
+export function targetBar(label: string, done: Decimal, total: Decimal, line: Decimal): Html {
+  const width = 240;
+  const filled = Math.min(width, scale(done, ZERO, total, width));
+  const mark = Math.min(width - 1, scale(line, ZERO, total, width));
+  return html`<svg class="bar" width="${width}" height="14" role="img" aria-label="${label}"><title>${label}</title><rect x="0" y="0" width="${width}" height="14" fill="#e4e7ec"/><rect x="0" y="0" width="${filled}" height="14" fill="#2f6fdb"/><rect x="${mark}" y="0" width="2" height="14" fill="#1d2330"/></svg>`;
 }
 
 export interface PricePoint {

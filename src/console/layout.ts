@@ -105,9 +105,10 @@ th,td{border-bottom:1px solid #dde1e7;padding:.35rem .5rem;text-align:left;font-
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .inline{display:inline}
 .state{padding:.05rem .4rem;border-radius:.3rem;background:#e4e7ec;font-size:.85rem}
-.state-placed,.state-settled,.state-pass{background:#d4f3dd}
+.state-placed,.state-settled,.state-pass,.state-completed{background:#d4f3dd}
+.state-active{background:#d8e5fb}
 .state-skipped,.state-dry_run{background:#eef0b8}
-.state-failed,.state-unsure,.state-fail,.state-page{background:#f8d0d0}
+.state-failed,.state-unsure,.state-fail,.state-page,.state-missed{background:#f8d0d0}
 .state-ticket{background:#f3dfb0}
 .banner{padding:.6rem 1rem;border-radius:.3rem;margin:.5rem 0}
 .banner-paused{background:#f8d0d0}

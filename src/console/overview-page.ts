@@ -1,12 +1,13 @@
 /**
  * The overview: the kill switch and the replicas, the alerts that fire now, each account's balance, credit,
- * spend and open orders with the group's total, each strategy's spend against its budgets, the credit guards,
- * and what the cycles of the last 24 hours came to. Everything of an account is read through the request's
- * account scope (narrowed by `?account=`): a person limited to some accounts sees theirs, and a total of
- * theirs. The live part refreshes itself with htmx every few seconds; without JavaScript the page is read as
- * it was served.
+ * spend and open orders with the group's total, each strategy's spend against its budgets, each target's
+ * progress, the credit guards, and what the cycles of the last 24 hours came to. Everything of an account is
+ * read through the request's account scope (narrowed by `?account=`): a person limited to some accounts sees
+ * theirs, and a total of theirs. The live part refreshes itself with htmx every few seconds; without
+ * JavaScript the page is read as it was served.
  */
 import { html } from 'hono/html';
+import { readTargets } from '../control/index.js';
 import type { BalanceSnapshot, CycleState, OpenOrders } from '../db/index.js';
 import { type Decimal, ZERO } from '../money.js';
 import { accountFilterForm, accountFilterOf, visibleAccounts } from './accounts.js';
@@ -16,6 +17,7 @@ import { alertsFiringNow, alertsPanel } from './firing-alerts.js';
 import { actionButton, type Html, instant, money, table } from './layout.js';
 import { allows } from './permissions.js';
 import { type StrategySpend, spendOf, viewOf } from './strategy-config.js';
+import { targetsOverview } from './targets.js';
 
 const COUNTED: CycleState[] = ['placed', 'skipped', 'failed', 'unsure', 'awaiting_approval'];
 /** A parked cycle is `awaiting_approval` in the database and "parked" to the people it waits for. */
@@ -52,9 +54,10 @@ export async function liveOverview(context: ConsoleContext, request: PageRequest
     Promise.all(accounts.map((account) => database.balances.latest(account))),
     store.reads.openOrders(scope),
   ]);
-  const [spends, alerts] = await Promise.all([
+  const [spends, alerts, targets] = await Promise.all([
     Promise.all(strategies.map((record) => spendOf(database, viewOf(record), now))),
     alertsFiringNow(context, now, { control, strategies }, scope),
+    readTargets(database, scope, now),
   ]);
   // The kill switch stops every account: a person limited to some does not hold it (src/console/accounts.ts).
   const canOperate = allows(session.person.role, 'operate') && request.scope.accounts === null;
@@ -119,6 +122,7 @@ ${table(
   ),
   'No strategy recorded yet: the worker records them when it loads the strategy files.',
 )}
+${targetsOverview(targets)}
 ${guardLines.length > 0 ? html`<h2>Credit guards</h2><ul>${guardLines}</ul>` : ''}
 <h2>Replicas</h2>
 ${table(

@@ -1,10 +1,12 @@
 /**
- * The pages of the record: strategies (schedule, next slot, last outcome, pause and resume), one cycle's
- * decision trace with its quote, order and settlement timeline, the orders (filtered, paged, charted), and
- * what needs a person (unsure cycles, halted strategies, discrepancies). Every list reads through the
- * request's account scope, narrowed by its account filter, and names each row's account.
+ * The pages of the record: strategies (schedule, next slot, last outcome, pause and resume, each target's
+ * configuration and standing), one cycle's decision trace with its quote, order and settlement timeline, the
+ * orders (filtered, paged, charted), and what needs a person (unsure cycles, halted strategies,
+ * discrepancies). Every list reads through the request's account scope, narrowed by its account filter, and
+ * names each row's account.
  */
 import { html } from 'hono/html';
+import { readTargets } from '../control/index.js';
 import {
   type ConsoleSession,
   type Cycle,
@@ -20,6 +22,7 @@ import { type ConsoleContext, ConsoleInputError, PageNotFound, type PageRequest 
 import { actionButton, csrfField, type Html, instant, money, stateBadge, table } from './layout.js';
 import { allows } from './permissions.js';
 import { nextSlotOf, spendOf, viewOf } from './strategy-config.js';
+import { targetAnchor, targetSections } from './targets.js';
 
 export const ORDERS_PAGE_SIZE = 50;
 
@@ -28,11 +31,15 @@ export async function strategiesPage(context: ConsoleContext, request: PageReque
   const { session } = request;
   const now = clock();
   const { scope } = accountFilterOf(context, request);
-  const records = await database.strategies.list(scope);
+  const [records, targets] = await Promise.all([
+    database.strategies.list(scope),
+    readTargets(database, scope, now),
+  ]);
   const last = await store.reads.lastCycles(
     records.map((r) => r.name),
     scope,
   );
+  const windows = new Map(targets.map((target) => [target.name, target.window]));
   const canOperate = allows(session.person.role, 'operate');
   const rows = records.map((record) => {
     const view = viewOf(record);
@@ -57,8 +64,10 @@ export async function strategiesPage(context: ConsoleContext, request: PageReque
             'Pause',
             '/strategies',
           );
-    return html`<tr id="${record.name}"><td>${record.name}</td><td>${record.account}</td><td>${record.kind}</td><td><code>${view.schedule ?? '—'}</code> ${view.timezone}</td>
-<td>${instant(nextSlotOf(view, now))}</td>
+    const window = windows.get(record.name);
+    const kind = window ? html`<a href="#${targetAnchor(record.name)}">${record.kind}</a>` : record.kind;
+    return html`<tr id="${record.name}"><td>${record.name}</td><td>${record.account}</td><td>${kind}</td><td><code>${view.schedule ?? '—'}</code> ${view.timezone}</td>
+<td>${instant(nextSlotOf(view, now, window))}</td>
 <td>${cycle ? html`<a href="/cycles/${cycle.id}">${stateBadge(cycle.state)}</a> ${cycle.reasonCode ?? ''} ${instant(cycle.slot)}` : '—'}</td>
 <td>${status}</td><td>${act}</td></tr>`;
   });
@@ -67,7 +76,8 @@ ${table(
   ['Strategy', 'Account', 'Kind', 'Schedule', 'Next slot', 'Last outcome', 'Status', ''],
   rows,
   'No strategy recorded yet.',
-)}`;
+)}
+${targetSections(targets)}`;
 }
 
 function traceTable(trace: unknown): Html {

@@ -50,10 +50,13 @@ export function viewOf(record: StrategyRecord): StrategyView {
   };
 }
 
-export function nextSlotOf(view: StrategyView, now: Date): Date | null {
+/** The next slot the strategy buys at: a target's (`window` given) only within its window. */
+export function nextSlotOf(view: StrategyView, now: Date, window?: { start: Date; end: Date }): Date | null {
   if (!view.schedule || !view.enabled) return null;
+  const after = window && window.start > now ? new Date(window.start.getTime() - 1) : now;
   try {
-    return nextSlotAfter(view.schedule, view.timezone, now) ?? null;
+    const next = nextSlotAfter(view.schedule, view.timezone, after) ?? null;
+    return window && next && next >= window.end ? null : next;
   } catch {
     return null;
   }

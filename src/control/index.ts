@@ -5,3 +5,4 @@ export { AccountScopeError, requireEveryAccount } from './accounts.js';
 export { type ApprovalControl, checkPerson, createApprovalControl, PERSON_NAME } from './approvals.js';
 export { readStatus, type StatusReport } from './status.js';
 export { listStrategies, type ReviewedStrategy, type VersionSummary, versionSummary } from './strategies.js';
+export { readTargets, type TargetReport } from './targets.js';

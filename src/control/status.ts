@@ -1,8 +1,9 @@
 /**
- * What the worker decided and bought lately, what is still settling, and what needs an operator (unsure
- * cycles, halted strategies, the kill switch), with the replicas that run: `treasury-bot status` prints it,
- * the REST API serves it. Reads the database only; never the service. The rows are the scope's accounts',
- * each naming its account; the kill switch and the replicas are the deployment's, every account's.
+ * What the worker decided and bought lately, what is still settling, what needs an operator (unsure
+ * cycles, halted strategies, the kill switch) and where each target stands, with the replicas that run:
+ * `treasury-bot status` prints it, the REST API serves it. Reads the database only; never the service. The
+ * rows are the scope's accounts', each naming its account; the kill switch and the replicas are the
+ * deployment's, every account's.
  */
 import {
   type AccountScope,
@@ -12,6 +13,8 @@ import {
   type FigureDifference,
   type OrderRecord,
 } from '../db/index.js';
+import { type Decimal, Rounding } from '../money.js';
+import { readTargets, type TargetReport } from './targets.js';
 
 export interface StatusReport {
   paused: { paused: boolean; reason: string | null; since: Date | null; by: string | null };
@@ -30,6 +33,7 @@ export interface StatusReport {
     apiPace: number | null;
   }[];
   openOrders: ReturnType<typeof orderView>[];
+  targets: ReturnType<typeof targetView>[];
 }
 
 export async function readStatus(
@@ -38,7 +42,7 @@ export async function readStatus(
   limit: number,
   now: Date,
 ): Promise<StatusReport> {
-  const [control, halted, recent, unsure, open, flagged, replicas, inFlight] = await Promise.all([
+  const [control, halted, recent, unsure, open, flagged, replicas, inFlight, targets] = await Promise.all([
     database.control.get(),
     database.strategies.listHalted(scope),
     database.cycles.listRecent(scope, { limit }),
@@ -52,6 +56,7 @@ export async function readStatus(
         database.cycles.listByState(EVERY_ACCOUNT, state, 1000),
       ),
     ),
+    readTargets(database, scope, now),
   ]);
   const inFlightBy = new Map<string, number>();
   for (const cycle of inFlight.flat()) inFlightBy.set(cycle.owner, (inFlightBy.get(cycle.owner) ?? 0) + 1);
@@ -89,6 +94,7 @@ export async function readStatus(
       discrepancy: cycle.discrepancy ?? [],
     })),
     openOrders: open.map((order) => orderView(order, now)),
+    targets: targets.map(targetView),
   };
 }
 
@@ -124,5 +130,40 @@ function orderView(order: OrderRecord, now: Date) {
     ageSeconds: Math.max(0, Math.round((now.getTime() - order.serviceTimestamp.getTime()) / 1000)),
     lastProgressAt: order.lastProgressAt,
     stuck: order.stuckFlaggedAt !== null,
+  };
+}
+
+/** Places shown: fiat to the cent, crypto to the service's micro-unit, prices as the service quotes them. */
+const FIAT_PLACES = 2;
+const CRYPTO_PLACES = 6;
+const PRICE_PLACES = 4;
+
+/**
+ * A target as people read it. `done`, `left`, `line` and `ahead` are in its measure (fiat for `spend`, crypto
+ * for `receive`); `ahead` is negative behind the straight line. The figures from the record are exact;
+ * the line, the averages and the share are rounded to what is shown.
+ */
+function targetView({ name, account, version, window, standing }: TargetReport) {
+  const places = standing.measure === 'spend' ? FIAT_PLACES : CRYPTO_PLACES;
+  const shown = (value: Decimal, scale = places) => value.toDecimalPlaces(scale, Rounding.halfEven);
+  return {
+    account,
+    name,
+    version,
+    state: standing.state,
+    measure: standing.measure,
+    total: standing.total,
+    done: standing.done,
+    left: standing.left,
+    spent: standing.spent,
+    received: standing.received,
+    // Rounded down: a target short of its total never shows 100.
+    percentDone: standing.ratio.times(100).toDecimalPlaces(2, Rounding.down),
+    line: shown(standing.line),
+    ahead: shown(standing.ahead),
+    averagePrice: standing.averagePrice ? shown(standing.averagePrice, PRICE_PLACES) : null,
+    quoteAverage: standing.quoteAverage ? shown(standing.quoteAverage, PRICE_PLACES) : null,
+    projectedFinish: standing.projectedFinish ?? null,
+    window,
   };
 }

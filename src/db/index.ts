@@ -124,6 +124,7 @@ export type { FiguresQuery, Period, SpendFigures } from './repositories/spend-fi
 export type { StrategiesRepository } from './repositories/strategies.js';
 export {
   type LoadedStrategyText,
+  type RunningVersion,
   type StrategyChanges,
   type StrategyVersion,
   StrategyVersionError,

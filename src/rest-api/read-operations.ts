@@ -62,7 +62,8 @@ export const READ_OPERATIONS: readonly Operation[] = [
     id: 'getStatus',
     method: 'GET',
     path: '/status',
-    summary: 'The kill switch, halted strategies, replicas, recent and unsure cycles and open orders',
+    summary:
+      'The kill switch, halted strategies, replicas, recent and unsure cycles, open orders and where each target stands',
     requires: 'read',
     query: z.strictObject({ limit: pageSize(1000, 20) }),
     answer: Status,

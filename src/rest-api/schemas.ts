@@ -64,6 +64,30 @@ const StatusCycle = z.object({
   updatedAt: Instant,
 });
 
+export const Target = component(
+  'Target',
+  z.object({
+    account: z.string(),
+    name: z.string(),
+    version: z.number().int(),
+    state: z.enum(['scheduled', 'active', 'completed', 'missed']),
+    measure: z.enum(['spend', 'receive']),
+    total: Decimal,
+    done: Decimal,
+    left: Decimal,
+    spent: Decimal,
+    received: Decimal,
+    percentDone: Decimal,
+    line: Decimal,
+    ahead: Decimal,
+    averagePrice: decimal,
+    quoteAverage: decimal,
+    projectedFinish: instant,
+    window: z.object({ start: Instant, end: Instant }),
+  }),
+  'where a target stands: `done`, `left`, `line` and `ahead` in its measure (fiat for spend, crypto for receive), `ahead` negative behind the straight line from start to end; `averagePrice` is what was paid per unit, `quoteAverage` the mean of the quotes seen in the window',
+);
+
 export const Status = component(
   'Status',
   z.object({
@@ -100,8 +124,9 @@ export const Status = component(
         stuck: z.boolean(),
       }),
     ),
+    targets: z.array(Target),
   }),
-  'what `treasury-bot status` shows: the kill switch, halts, replicas, recent and unsure cycles, open orders',
+  'what `treasury-bot status` shows: the kill switch, halts, replicas, recent and unsure cycles, open orders, targets',
 );
 
 export const Cycle = component(

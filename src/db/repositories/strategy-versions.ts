@@ -9,12 +9,13 @@
  * number a new configuration once; each move of the running version and each approval is written with its
  * audit row in the same transaction.
  */
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, or, sql } from 'drizzle-orm';
 import { TreasuryError } from '../../errors.js';
 // The diff module itself, not the strategy barrel: every process that opens the database loads this file,
 // and the barrel brings the strategy parser and its schemas (11 MB of RSS, 4 MB of heap), which V8's heap
 // growth then multiplies: the export bench's 1,000,000 orders peaked 15 MB lower without them.
 import { unifiedDiff } from '../../strategy/text-diff.js';
+import { type AccountScope, accountCondition } from '../account-scope.js';
 import { advisoryLockKey } from '../advisory-key.js';
 import { arrayParam, insertRows, rowSlices } from '../bulk.js';
 import type { DrizzleExecutor, DrizzleHandle } from '../connection.js';
@@ -48,6 +49,14 @@ export interface StrategyVersion {
   approvedAt: Date | null;
   approvedBy: string | null;
   running: boolean;
+}
+
+/** The running version of a strategy, with the account its `strategies` row names. */
+export interface RunningVersion {
+  strategy: string;
+  version: number;
+  account: string;
+  content: string;
 }
 
 /** What the worker runs of one strategy after recording the files. */
@@ -91,6 +100,14 @@ export interface StrategyVersionsRepository {
   runningChoices(files: ReadonlyMap<string, number>): Promise<Map<string, number | null>>;
   /** Oldest first; empty for an unknown strategy. */
   list(strategy: string): Promise<StrategyVersion[]>;
+  /**
+   * The running versions of the scope's strategies that may be targets, by account and name: those the worker
+   * recorded as targets, and those whose document has the word `target` (a version that began to run since
+   * the worker last recorded the strategy). A filter on the text, so that a status of 10,000 DCA strategies
+   * parses none of them; the caller parses what it returns and keeps the targets (a DCA named `target-fund`
+   * comes back too).
+   */
+  listRunningTargets(scope: AccountScope): Promise<RunningVersion[]>;
   /**
    * Approves a version as `person`. Refused for an unknown strategy or version, a version already approved,
    * and for the person who recorded it. The worker moves to it on its next pass (runningChoice).
@@ -392,6 +409,29 @@ export function createStrategyVersionsRepository(
         .where(eq(strategyVersions.strategy, strategy))
         .orderBy(asc(strategyVersions.version));
       return rows.map(toVersion);
+    },
+
+    async listRunningTargets(scope) {
+      return (
+        db
+          .select({
+            strategy: strategyVersions.strategy,
+            version: strategyVersions.version,
+            account: strategies.account,
+            content: strategyVersions.content,
+          })
+          .from(strategyVersions)
+          // The account is the strategy's row's; a strategy has no cycles before the worker records that row.
+          .innerJoin(strategies, eq(strategies.name, strategyVersions.strategy))
+          .where(
+            and(
+              eq(strategyVersions.running, true),
+              or(eq(strategies.kind, 'target'), sql`${strategyVersions.content} ~ ${'\\ytarget\\y'}`),
+              accountCondition(strategies.account, scope),
+            ),
+          )
+          .orderBy(asc(strategies.account), asc(strategyVersions.strategy))
+      );
     },
 
     async approve(strategy, version, given) {
