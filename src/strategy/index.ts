@@ -61,7 +61,6 @@ export {
   targetStanding,
 } from './target.js';
 export { type DiffLabels, unifiedDiff } from './text-diff.js';
-export { dateTimeTextOf } from './wall-clock.js';
 export type {
   ApprovalRequirement,
   BalanceView,
@@ -78,3 +77,4 @@ export type {
   TargetStrategy,
   ThresholdStrategy,
 } from './types.js';
+export { dateTimeTextOf } from './wall-clock.js';
