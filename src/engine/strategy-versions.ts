@@ -172,6 +172,9 @@ export async function strategyOfParkedVersion(
   running: Strategy,
   cycle: Cycle,
 ): Promise<{ strategy: Strategy } | { gone: string }> {
+  // A target's slices vary by slot: the approved one buys the amount it parked with, judged by the total and
+  // window that run now (a total lowered since it parked is never passed).
+  if (isTarget(running) && cycle.amount !== null) return { strategy: { ...running, amount: cycle.amount } };
   let strategy = running;
   const parkedVersion = cycle.strategyVersion;
   if (parkedVersion !== null && running.version !== parkedVersion) {
@@ -188,8 +191,6 @@ export async function strategyOfParkedVersion(
     }
     strategy = rebuilt.strategy;
   }
-  // A target's slices vary by slot: the approved one buys the amount it parked with, within the total.
-  if (isTarget(strategy) && cycle.amount !== null) return { strategy: { ...strategy, amount: cycle.amount } };
   if (cycle.amount !== null && !strategy.amount.equals(cycle.amount)) {
     return {
       gone: `cycle ${cycle.id} was approved to buy ${cycle.amount.toString()}, and ${cycle.strategy} now buys ${strategy.amount.toString()}: approve a new cycle for that`,

@@ -2,6 +2,7 @@ import type { Decimal } from '../money.js';
 import { CronSyntaxError } from './cron-expression.js';
 import { readDecimal } from './field-schemas.js';
 import { nextSlotAfter } from './slots.js';
+import { FIAT_STEP } from './target.js';
 import { instantOfDateTimeText, isKnownTimeZone } from './wall-clock.js';
 
 /**
@@ -39,6 +40,9 @@ function checkTargetKeys(document: Record<string, unknown>): CrossIssue[] {
   const slice = mapping(document.slice);
   const min = readable(slice?.min);
   const max = readable(slice?.max);
+  if (min?.lessThan(FIAT_STEP)) {
+    issues.push({ path: ['slice', 'min'], message: `"${slice?.min}" is below the smallest order, 0.01` });
+  }
   if (min && max && min.greaterThan(max)) {
     issues.push({ path: ['slice', 'min'], message: `"${slice?.min}" is above slice.max "${slice?.max}"` });
   }

@@ -66,7 +66,7 @@ export function verdictQuote(input: QuoteDecisionInput): Verdict {
 }
 
 function beforeQuoteRules(log: RuleLog, input: BeforeQuoteDecisionInput): void {
-  if (!checkTargetBeforeQuote(log, input.strategy, input.target)) return;
+  if (!checkTargetBeforeQuote(log, input.strategy, input.target, input.now)) return;
   spendingRules(log, input, input.strategy.amount);
 }
 
@@ -81,7 +81,7 @@ function quoteRules(log: RuleLog, input: QuoteDecisionInput): void {
   ) {
     return;
   }
-  if (!checkTargetTotal(log, strategy, input.target, quote)) return;
+  if (!checkTargetTotal(log, strategy, input.target, quote, input.now)) return;
   spendingRules(log, input, quote.totalCost);
 }
 

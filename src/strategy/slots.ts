@@ -47,6 +47,19 @@ export function slotsBetween(
 }
 
 /**
+ * Slots in (afterExclusive, untilInclusive], in order, produced one at a time: a caller that stops early (a
+ * count with a cap) walks no further.
+ */
+export function* eachSlotBetween(
+  schedule: Schedule,
+  timeZone: string,
+  afterExclusive: Date,
+  untilInclusive: Date,
+): Generator<number> {
+  yield* slotsFrom(toCron(schedule), timeZone, afterExclusive.getTime(), untilInclusive.getTime());
+}
+
+/**
  * Slots after `after` in increasing order. Starting the walk at the reading of `after` is enough: that
  * reading's instant is at or before `after` and the reading-to-instant mapping never decreases.
  */

@@ -160,7 +160,11 @@ export function instantOfDateTimeText(text: string, timeZone: string): number | 
   if (offset === undefined) return instantOfWallTime(wall, timeZone);
   if (offset === 'Z') return wall;
   const sign = offset.startsWith('-') ? -1 : 1;
-  const minutes = Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6));
+  const offsetHours = Number(offset.slice(1, 3));
+  const offsetMinutes = Number(offset.slice(4, 6));
+  // Offsets in use run from -12:00 to +14:00: a larger one is a typo that would move the instant by days.
+  if (offsetHours > 14 || offsetMinutes >= 60) return undefined;
+  const minutes = offsetHours * 60 + offsetMinutes;
   return wall - sign * minutes * 60_000;
 }
 

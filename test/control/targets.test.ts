@@ -250,10 +250,14 @@ describe.each(testBackends())('targets where operators look (%s)', { timeout: 18
     expect(payables.standing.ahead.isNegative()).toBe(true);
     expect(payables.standing.averagePrice).toEqual(payablesRecord.spent.dividedBy(payablesRecord.received));
     expect(payables.standing.quoteAverage!.toFixed(10)).toBe(payablesRecord.quoteAverage.toFixed(10));
-    // At the pace so far (571.42 in 5 minutes) the total takes some 87 minutes from the start.
+    // At the pace so far (571.42 in the 5 slots before now) the rest takes 83 more slots, the first at now.
     const start = NOW - 5 * MINUTE;
-    const finish = new Decimal(5 * MINUTE).times('10000.00').dividedBy(payablesRecord.spent).round();
-    expect(payables.standing.projectedFinish).toEqual(new Date(start + finish.toNumber()));
+    const more = new Decimal('10000.00')
+      .minus(payablesRecord.spent)
+      .times(5)
+      .dividedBy(payablesRecord.spent)
+      .ceil();
+    expect(payables.standing.projectedFinish).toEqual(new Date(NOW + (more.toNumber() - 1) * MINUTE));
     expect(payables.window).toEqual({ start: new Date(start), end: new Date(NOW + 30 * MINUTE) });
     expect(payables.strategy.maxPrice?.toString()).toBe('9');
 

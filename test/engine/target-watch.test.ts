@@ -206,7 +206,8 @@ describe.each(testBackends())('target watch (%s)', (backend) => {
     await runSlots(strategy, START, START + 85_000);
     const early = await replicaA.runOnce(new Date(START + 81_000));
     expect(early.targets?.[0]?.notice).toBeUndefined();
-    expect(await gauges('payroll')).toMatchObject({ windowLeft: gaugeValue(d('39').dividedBy(120)) });
+    // The window's share left is its slots' (every 5 s): 7 of 24 at 81 s.
+    expect(await gauges('payroll')).toMatchObject({ windowLeft: gaugeValue(d('7').dividedBy(24)) });
 
     await runSlots(strategy, START + 85_000, START + 95_000);
     clock.now = START + 91_000;
@@ -219,7 +220,7 @@ describe.each(testBackends())('target watch (%s)', (backend) => {
     expect(behind.greaterThan('0.1')).toBe(true);
     const shown = await gauges('payroll');
     expect(shown.behind).toBe(gaugeValue(behind));
-    expect(shown.windowLeft).toBe(gaugeValue(d('29').dividedBy(120)));
+    expect(shown.windowLeft).toBe(gaugeValue(d('5').dividedBy(24)));
     expect(shown.progress).toBe(gaugeValue(standing.ratio));
     await replicaA.runOnce(new Date(START + 92_000));
     // A new version of the file is told again, once.

@@ -8,7 +8,12 @@ import { PriceSeries } from '../../src/backtest/price-series.js';
 import { createApprovalControl } from '../../src/control/index.js';
 import { EVERY_ACCOUNT } from '../../src/db/account-scope.js';
 import { openConsoleStore, openDatabase } from '../../src/db/index.js';
-import { Maintenance, recordStrategiesSeen, runCycle } from '../../src/engine/index.js';
+import {
+  Maintenance,
+  recordStrategiesSeen,
+  resolveStrategyVersions,
+  runCycle,
+} from '../../src/engine/index.js';
 import type { Decimal } from '../../src/money.js';
 import { parseStrategyText, type TargetStrategy } from '../../src/strategy/index.js';
 import { slotsBetween } from '../../src/strategy/slots.js';
@@ -24,6 +29,24 @@ function targetStrategy(fields: string): TargetStrategy {
   const parsed = parseStrategyText(text, 'payroll.yaml');
   expect(parsed.problems).toEqual([]);
   return parsed.strategies[0]!.strategy as TargetStrategy;
+}
+
+/** The file's text recorded as the strategy's next version, as the worker records what it loads. */
+async function versioned(bench: EngineBench, fields: string): Promise<TargetStrategy> {
+  const text = `name: payroll\nkind: target\nsymbol: USDTBRL\ntimezone: UTC\n${fields}`;
+  const strategy = targetStrategy(fields);
+  const loaded = {
+    valid: true as const,
+    files: [],
+    strategies: [strategy],
+    texts: new Map([['payroll', text]]),
+  };
+  const { running } = await resolveStrategyVersions(bench.context, loaded, {
+    changes: 'apply',
+    actor: 'automation',
+  });
+  await recordStrategiesSeen(bench.context, running);
+  return running[0] as TargetStrategy;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19);
@@ -279,6 +302,68 @@ describe.each(testBackends())('targets (%s)', (backend) => {
     expect(amounts(cycles)).toEqual(amounts(parked));
     expect(spent.lessThanOrEqualTo(d('3000.00'))).toBe(true);
     expect(spent.greaterThan(d('2999.97'))).toBe(true);
+  });
+
+  it('a parked slice approved after its total was lowered is judged by the total that runs now', async () => {
+    run = await startRun(
+      backend,
+      pricePath(() => '5.4000'),
+    );
+    const fields = (total: string) =>
+      `target: { spend: "${total}" }\nwindow: { start: "${iso(START)}", end: "${iso(START + 30_000)}" }\nevery: "*/5 * * * * *"\nslice: { min: "100.00", max: "1000.00" }\napproval: { required: above, above: "400.00", approvers: 1 }\n`;
+    const { bench, clock } = run;
+    const first = await versioned(bench, fields('3000.00'));
+    await openConsoleStore(bench.database).people.add(
+      { name: 'ana', role: 'approver', passwordHash: 'unused' },
+      'test',
+    );
+    await runWindow(first);
+    const parked = await bench.database.cycles.listByState(EVERY_ACCOUNT, 'awaiting_approval');
+    expect(parked).toHaveLength(6);
+    // The owner lowers the total to 2,000.00 (a new version) while the slices wait; then all are approved.
+    const lowered = await versioned(bench, fields('2000.00'));
+    expect([first.version, lowered.version]).toEqual([1, 2]);
+    const control = createApprovalControl(bench.database);
+    for (const cycle of parked) await control.approve(cycle.id, 'ana');
+    clock.now = START + 29_000;
+    await new Maintenance(bench.context, { strategies: () => [lowered] }).runOnce();
+    const { cycles, spent } = await placedOf(bench, lowered.name);
+    expect(spent.lessThanOrEqualTo(d('2000.00'))).toBe(true);
+    expect(cycles.length).toBeLessThan(6);
+    const all = await bench.database.cycles.listRecent(EVERY_ACCOUNT, { limit: 100, strategy: lowered.name });
+    // The others skip on the lowered total: reached (the parked ones still count) or a quote that would pass it.
+    const skipped = all.filter((cycle) => cycle.state === 'skipped');
+    expect(skipped).toHaveLength(6 - cycles.length);
+    for (const cycle of skipped)
+      expect(['target_reached', 'target_would_exceed']).toContain(cycle.reasonCode);
+  });
+
+  it('a slice approved after the window ended buys nothing', async () => {
+    run = await startRun(
+      backend,
+      pricePath(() => '5.4000'),
+    );
+    const strategy = targetStrategy(
+      `target: { spend: "1000.00" }\nwindow: { start: "${iso(START)}", end: "${iso(START + 10_000)}" }\nevery: "*/5 * * * * *"\nslice: { min: "100.00", max: "1000.00" }\napproval: { required: always, approvers: 1 }\n`,
+    );
+    const { bench, clock } = run;
+    await openConsoleStore(bench.database).people.add(
+      { name: 'ana', role: 'approver', passwordHash: 'unused' },
+      'test',
+    );
+    await runWindow(strategy);
+    const parked = await bench.database.cycles.listByState(EVERY_ACCOUNT, 'awaiting_approval');
+    expect(parked).toHaveLength(2);
+    const control = createApprovalControl(bench.database);
+    for (const cycle of parked) await control.approve(cycle.id, 'ana');
+    clock.now = START + 10_000;
+    await new Maintenance(bench.context, { strategies: () => [strategy] }).runOnce();
+    const all = await bench.database.cycles.listRecent(EVERY_ACCOUNT, {
+      limit: 100,
+      strategy: strategy.name,
+    });
+    expect(all.map((cycle) => cycle.reasonCode)).toEqual(['target_outside_window', 'target_outside_window']);
+    expect(bench.sandbox.ledger('default')).toEqual([]);
   });
 
   it("a budget caps the slices: a slice that would pass the day's budget skips, and the target ends short", async () => {

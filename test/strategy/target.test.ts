@@ -130,6 +130,16 @@ describe('the target rules', () => {
     });
   });
 
+  it('nothing is bought after the end, whatever the slot (a late approval, a missed slot run late)', () => {
+    const late = evaluateBeforeQuote({
+      strategy: target(),
+      now: at(121),
+      spent: { day: d('0'), month: d('0') },
+      target: { slot: at(115), progress: progress('0') },
+    });
+    expect(late).toMatchObject({ action: 'skip', reason: 'target_outside_window' });
+  });
+
   it('fail closed without the figures, and before the window', () => {
     const base = { strategy: target(), now: at(0), spent: { day: d('0'), month: d('0') } };
     expect(evaluateBeforeQuote(base)).toMatchObject({ action: 'skip', reason: 'target_progress_unknown' });
@@ -140,6 +150,39 @@ describe('the target rules', () => {
 });
 
 describe('where a target stands', () => {
+  it('paces the line by slots: a schedule of business hours is not behind overnight', () => {
+    // 264 slots, Monday 09:00 to Friday 17:00 in São Paulo, every 10 minutes from 9 to 17:59 on weekdays.
+    const strategy = target({
+      schedule: '*/10 9-17 * * 1-5',
+      timezone: 'America/Sao_Paulo',
+      target: {
+        total: d('264000.00'),
+        start: new Date('2031-03-03T12:00:00Z'),
+        end: new Date('2031-03-07T20:00:00Z'),
+      },
+    });
+    expect(slotsLeft(strategy, strategy.target.start)).toBe(264);
+    // Friday 08:30 local, on plan: 216 slots bought (4 days of 54), 1,000.00 each.
+    const friday = targetStanding(strategy, progress('216000.00'), new Date('2031-03-07T11:30:00Z'));
+    expect(friday.ahead.toFixed(2)).toBe('0.00');
+    expect(friday.windowLeft.toFixed(4)).toBe('0.1818');
+  });
+
+  it('extrapolates a very fine cadence past the counting bound, and sizes it as counted', () => {
+    // Every second for 7 days: 604,800 slots, 3.30 a slot for 2,000,000.00, clamped to slice.min 5.00.
+    const strategy = target({
+      schedule: '* * * * * *',
+      target: {
+        total: d('2000000.00'),
+        end: new Date(Date.UTC(2031, 2, 10, 12, 0, 0)),
+        slice: { min: d('5.00'), max: d('1000.00') },
+      },
+    });
+    const left = slotsLeft(strategy, at(0));
+    expect(Math.abs(left - 604_800)).toBeLessThanOrEqual(1);
+    expect(amountOf(planSlice(strategy, { slot: at(0), progress: progress('0') }))).toBe('5.00');
+  });
+
   it('on the line, behind it, reached, missed', () => {
     const strategy = target();
     const active = targetStanding(strategy, progress('2500.00', '462.962962', '5.40'), at(60));
@@ -148,8 +191,9 @@ describe('where a target stands', () => {
     expect(active.ahead.toFixed(2)).toBe('-2500.00');
     expect(active.ratio.toFixed(2)).toBe('0.25');
     expect(active.windowLeft.toFixed(2)).toBe('0.50');
-    // At a quarter of the total after half the window: the pace so far finishes at four times the elapsed.
-    expect(active.projectedFinish).toEqual(at(240));
+    // A quarter of the total in the 12 slots before it: the 36 slots from it on (the next at 60 s) buy the
+    // rest at that pace, the 36th at 235 s.
+    expect(active.projectedFinish).toEqual(at(235));
     expect(active.averagePrice?.toFixed(4)).toBe('5.4000');
     expect(targetStanding(strategy, progress('9999.99'), at(60)).state).toBe('completed');
     const missed = targetStanding(strategy, progress('7000.00'), at(120));
