@@ -135,7 +135,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     ),
     targetWindowLeft: gauge(
       'treasury_target_window_left_ratio',
-      "The share of a target's window still to come: 1 before it opens, 0 once it has ended",
+      "The share of a target's window slots still to come: 1 before it opens, 0 once it has ended",
       ['strategy'],
     ),
     haltedStrategies: gauge(
