@@ -105,16 +105,20 @@ export function createCyclesRepository(
       .onConflictDoNothing({ target: [cycles.strategy, cycles.slot] })
       .returning({ id: cycles.id }),
   );
-  const figuresOfClaim = spendFiguresQuery(db).as('figures');
-  const insertClaim = db
-    .with(claim)
-    .select()
-    .from(claim)
-    .crossJoin(figuresOfClaim)
-    .prepare('cycles_claim_slot');
+  // A target's claim returns its progress too, in a statement of its own (spend-figures.ts says why).
+  const claimStatement = (withTarget: boolean) =>
+    db
+      .with(claim)
+      .select()
+      .from(claim)
+      .crossJoin(spendFiguresQuery(db, withTarget).as('figures'))
+      .prepare(withTarget ? 'cycles_claim_slot_target' : 'cycles_claim_slot');
+  const insertClaim = claimStatement(false);
+  const insertTargetClaim = claimStatement(true);
 
   const commitIntent = createIntentCommit(connection, clock, outbox);
-  const figures = spendFiguresStatement(db);
+  const figures = spendFiguresStatement(db, false);
+  const targetFigures = spendFiguresStatement(db, true);
 
   const selectById = db
     .select()
@@ -163,7 +167,7 @@ export function createCyclesRepository(
 
   const claimWithFigures: CyclesRepository['claimSlotWithFigures'] = async (input, periods, targetWindow) => {
     const now = clock();
-    const [row] = await insertClaim.execute({
+    const [row] = await (targetWindow === undefined ? insertClaim : insertTargetClaim).execute({
       ...figuresParameters({
         strategy: input.strategy,
         account: input.account,
@@ -309,7 +313,7 @@ export function createCyclesRepository(
     },
 
     spendFigures(query) {
-      return readSpendFigures(figures, query);
+      return readSpendFigures(query.targetWindow === undefined ? figures : targetFigures, query);
     },
   };
 }

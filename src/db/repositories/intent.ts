@@ -219,7 +219,8 @@ export function createIntentCommit(
 ) {
   const submitOnPool = submitStatement(connection.drizzle);
   const recheck = connection.statementTransactions((tx) => ({
-    figures: spendFiguresStatement(tx),
+    figures: spendFiguresStatement(tx, false),
+    targetFigures: spendFiguresStatement(tx, true),
     submit: submitStatement(tx),
   }));
   return async function commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult> {
@@ -239,13 +240,16 @@ export function createIntentCommit(
         lockKeyOfIntent(guard.strategy),
       ];
       await tx.execute(lockStatement(guard.timeoutMs, keys));
-      const figures = await readSpendFigures(statements.figures, {
-        strategy: guard.strategy,
-        account: guard.account,
-        periods: guard.periodsAt(now),
-        ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
-        ...(guard.targetWindow ? { targetWindow: guard.targetWindow } : {}),
-      });
+      const figures = await readSpendFigures(
+        guard.targetWindow ? statements.targetFigures : statements.figures,
+        {
+          strategy: guard.strategy,
+          account: guard.account,
+          periods: guard.periodsAt(now),
+          ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
+          ...(guard.targetWindow ? { targetWindow: guard.targetWindow } : {}),
+        },
+      );
       let verdict = guard.decide(figures);
       let envelopeId: number | null = null;
       if (verdict.action === 'commit' && guard.approval) {
