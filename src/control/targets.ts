@@ -6,9 +6,7 @@
  * service.
  */
 import type { AccountScope, Database, RunningVersion } from '../db/index.js';
-import { ZERO } from '../money.js';
 import {
-  budgetPeriods,
   isTarget,
   parseStrategyText,
   type TargetStanding,
@@ -41,13 +39,11 @@ export async function readTargets(
   });
   return Promise.all(
     targets.map(async ({ version, strategy }) => {
-      const figures = await database.cycles.spendFigures({
+      const progress = await database.cycles.targetProgress({
         strategy: version.strategy,
         account: version.account,
-        periods: budgetPeriods(strategy.timezone, now),
-        targetWindow: strategy.target,
+        window: strategy.target,
       });
-      const progress = figures.target ?? { spent: ZERO, received: ZERO };
       return {
         name: version.strategy,
         account: version.account,

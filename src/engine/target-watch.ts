@@ -13,7 +13,6 @@ import { TARGET_LATE_WINDOW_LEFT } from '../observability/alert-rules.js';
 import { gaugeValue, type Metrics } from '../observability/metrics.js';
 import {
   accountOf,
-  budgetPeriods,
   isTarget,
   leftInFiat,
   type Strategy,
@@ -172,16 +171,13 @@ export class TargetWatch {
     const watched: WatchedTarget[] = [];
     for (const strategy of targets) {
       if (accountOf(strategy) !== context.account.name) continue;
-      const figures = await withDatabase(context, 'target_progress', () =>
-        context.database.cycles.spendFigures({
+      const progress = await withDatabase(context, 'target_progress', () =>
+        context.database.cycles.targetProgress({
           strategy: strategy.name,
           account: context.account.name,
-          periods: budgetPeriods(strategy.timezone, now),
-          targetWindow: strategy.target,
+          window: strategy.target,
         }),
       );
-      // Asked for with its window, the figures always carry the target's.
-      const progress = figures.target!;
       const standing = targetStanding(strategy, progress, now);
       this.show(strategy.name, standing);
       const notice = noticeDue(strategy, standing, now, settings);

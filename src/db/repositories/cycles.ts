@@ -11,10 +11,12 @@ import { announcesMove, cycleMoved, NO_OUTBOX, type Outbox } from './notificatio
 import {
   type FiguresQuery,
   figuresParameters,
+  type Period,
   readSpendFigures,
   type SpendFigures,
   spendFiguresQuery,
   spendFiguresStatement,
+  type TargetFigures,
   toSpendFigures,
 } from './spend-figures.js';
 
@@ -74,6 +76,8 @@ export interface CyclesRepository {
    * zone), the latest moment an order request left (for cooldowns), its halt and the kill switch.
    */
   spendFigures(query: FiguresQuery): Promise<SpendFigures>;
+  /** What a target's cycles in its window spent, received and were quoted (spend-figures.ts), and nothing else. */
+  targetProgress(query: { strategy: string; account: string; window: Period }): Promise<TargetFigures>;
 }
 
 const p = sql.placeholder;
@@ -314,6 +318,19 @@ export function createCyclesRepository(
 
     spendFigures(query) {
       return readSpendFigures(query.targetWindow === undefined ? figures : targetFigures, query);
+    },
+
+    async targetProgress({ strategy, account, window }) {
+      // Budget periods of no length: the statement's spend sums read no intent here.
+      const none = { start: window.start, end: window.start };
+      const read = await readSpendFigures(targetFigures, {
+        strategy,
+        account,
+        periods: { day: none, month: none },
+        targetWindow: window,
+      });
+      // Asked for with a window, the figures always carry the target's.
+      return read.target!;
     },
   };
 }
