@@ -144,6 +144,7 @@ export function planSlice(strategy: TargetStrategy, figures: TargetFigures, pric
   const leftFiat = leftInFiat(strategy, progress, price);
   const boost = opportunistic && price && isBargain(strategy, price, progress.quoteAverage);
   const upTo = boost ? opportunistic.upTo : ONE;
+  // A count of slots, not money: past it the paced slice is below slice.min whatever the count.
   const cap = leftFiat ? leftFiat.times(upTo).dividedBy(slice.min).ceil().toNumber() + 1 : undefined;
   const paced = left.dividedBy(Math.max(1, slotsLeft(strategy, slot, cap))).times(upTo);
   const pacedFiat = measure === 'spend' ? paced : rate ? paced.times(rate) : slice.min;
@@ -165,6 +166,9 @@ export function resizeForQuote(
   figures: TargetFigures,
   quote: { amount: Decimal; price: Decimal; totalCost: Decimal; totalFilled: Decimal },
 ): Decimal | undefined {
+  // Without `opportunistic` a spend target's slice does not depend on the price: planSlice would size the very
+  // amount quoted again, after a second walk of the window's slots inside the quote's five seconds.
+  if (strategy.target.measure === 'spend' && strategy.target.opportunistic === undefined) return undefined;
   const plan = planSlice(strategy, figures, quote.price);
   if (plan.action === 'skip') return undefined;
   if (exceedsTotal(strategy, figures.progress, quote) && plan.amount.lessThan(quote.amount))
@@ -327,6 +331,7 @@ export function targetStanding(
   if (progress.quoteAverage !== undefined) standing.quoteAverage = progress.quoteAverage;
   if (state === 'active' && done.greaterThan(0) && passed > 0) {
     // At the pace so far per slot: the slot by which the rest would be bought.
+    // A count of slots, not money.
     const more = remainingOf(strategy, progress).times(passed).dividedBy(done).ceil().toNumber();
     const finish = nthSlotFrom(strategy, now, more);
     if (finish !== undefined) standing.projectedFinish = finish;
