@@ -2,6 +2,7 @@ import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql } from 'dri
 import { type AccountScope, accountCondition } from '../account-scope.js';
 import type { Connection, DrizzleHandle } from '../connection.js';
 import { assertLegalTransition, isFinalState } from '../cycle-transitions.js';
+import { GroupCommit } from '../group-commit.js';
 import { cycles } from '../schema.js';
 import type { ClaimSlotInput, Cycle, CyclePatch, CycleState } from '../types.js';
 import { type AuditEntry, appendAudit } from './audit.js';
@@ -82,6 +83,77 @@ export interface CyclesRepository {
 
 const p = sql.placeholder;
 
+type ClaimWithFigures = { cycle: Cycle; figures: SpendFigures } | null;
+
+interface ClaimCall {
+  input: ClaimSlotInput;
+  periods: FiguresQuery['periods'];
+}
+
+/** The most slots one claim statement carries. */
+const CLAIMS_PER_STATEMENT = 200;
+
+const slotKey = (strategy: string, slot: Date) => `${slot.getTime()} ${strategy}`;
+
+/**
+ * The claim of several slots as ONE statement: the slots come as arrays (one element per slot, unnested into
+ * rows), the insert claims those nobody holds, and each claimed slot returns its strategy's figures, read by
+ * the same select as a single claim's (spend-figures.ts) with the slot's own keys, laterally. A slot
+ * another replica holds answers no row, as a single claim's does; two replicas claiming the same slots at
+ * once wait for each other on the unique index, and the second finds them taken. Rows are inserted in one
+ * order everywhere (strategy, slot): two batches that took their slots in opposite orders would each wait
+ * for the other's (test/db/claim-batches.test.ts found that deadlock).
+ */
+function claimSlotsStatement(db: DrizzleHandle) {
+  const input = db
+    // Its other columns are read by name (i.account, i.day_start, ...) in the statement's text.
+    .$with('i', { strategy: cycles.strategy, slot: cycles.slot })
+    .as(
+      // Instants travel as text arrays: postgres.js encodes an array of text, not one of timestamps.
+      sql`select * from unnest(${p('strategies')}::text[], ${p('accounts')}::text[], ${p('versions')}::integer[],
+        ${p('slots')}::text[]::timestamptz[], ${p('triggers')}::text[], ${p('owners')}::text[],
+        ${p('dayStarts')}::text[]::timestamptz[], ${p('dayEnds')}::text[]::timestamptz[],
+        ${p('monthStarts')}::text[]::timestamptz[], ${p('monthEnds')}::text[]::timestamptz[])
+        as slots(strategy, account, strategy_version, slot, trigger, owner, day_start, day_end, month_start, month_end)`,
+    );
+  const claim = db.$with('claim', { id: cycles.id, strategy: cycles.strategy, slot: cycles.slot }).as(
+    sql`insert into ${cycles} (strategy, account, strategy_version, slot, trigger, owner, state, claimed_at, updated_at)
+      select strategy, account, strategy_version, slot, trigger, owner, 'claimed', ${p('now')}::timestamptz,
+        ${p('now')}::timestamptz from ${input} order by strategy, slot
+      on conflict (strategy, slot) do nothing
+      returning id, strategy, slot`,
+  );
+  const figures = spendFiguresQuery(db, false, {
+    strategy: sql`i.strategy`,
+    account: sql`i.account`,
+    dayStart: sql`i.day_start`,
+    dayEnd: sql`i.day_end`,
+    monthStart: sql`i.month_start`,
+    monthEnd: sql`i.month_end`,
+  }).as('figures');
+  return db
+    .with(input, claim)
+    .select({
+      claim: { id: claim.id, strategy: claim.strategy, slot: claim.slot },
+      figures: {
+        spentDay: figures.spentDay,
+        spentMonth: figures.spentMonth,
+        lastSubmittedAt: figures.lastSubmittedAt,
+        reserved: figures.reserved,
+        halted: figures.halted,
+        paused: figures.paused,
+        creditPending: figures.creditPending,
+        targetSpent: figures.targetSpent,
+        targetReceived: figures.targetReceived,
+        targetQuoteAverage: figures.targetQuoteAverage,
+      },
+    })
+    .from(claim)
+    .innerJoin(input, sql`i.strategy = ${claim.strategy} and i.slot = ${claim.slot}`)
+    .crossJoinLateral(figures)
+    .prepare('cycles_claim_slots');
+}
+
 export function createCyclesRepository(
   connection: Pick<Connection, 'drizzle' | 'statementTransactions'>,
   clock: () => Date,
@@ -119,6 +191,7 @@ export function createCyclesRepository(
       .prepare(withTarget ? 'cycles_claim_slot_target' : 'cycles_claim_slot');
   const insertClaim = claimStatement(false);
   const insertTargetClaim = claimStatement(true);
+  const insertClaims = claimSlotsStatement(db);
 
   const commitIntent = createIntentCommit(connection, clock, outbox);
   const figures = spendFiguresStatement(db, false);
@@ -169,7 +242,11 @@ export function createCyclesRepository(
 
   const first = (rows: (typeof cycles.$inferSelect)[]) => (rows[0] ? toCycle(rows[0]) : null);
 
-  const claimWithFigures: CyclesRepository['claimSlotWithFigures'] = async (input, periods, targetWindow) => {
+  const claimOne = async (
+    input: ClaimSlotInput,
+    periods: FiguresQuery['periods'],
+    targetWindow: FiguresQuery['targetWindow'],
+  ): Promise<ClaimWithFigures> => {
     const now = clock();
     const [row] = await (targetWindow === undefined ? insertClaim : insertTargetClaim).execute({
       ...figuresParameters({
@@ -189,6 +266,51 @@ export function createCyclesRepository(
       ? { cycle: claimedCycle(row.claim.id, input, now), figures: toSpendFigures(row.figures) }
       : null;
   };
+
+  // Claims that arrive while one is in flight go together (group-commit.ts); a target's, which reads its
+  // window's progress too, always alone.
+  const claims = new GroupCommit<ClaimCall, ClaimWithFigures>({
+    maxBatch: CLAIMS_PER_STATEMENT,
+    one: ({ input, periods }) => claimOne(input, periods, undefined),
+    async many(calls) {
+      const now = clock();
+      // A slot asked for twice in one batch is claimed once, by its first call.
+      const first = new Map<string, ClaimCall>();
+      for (const call of calls) {
+        const key = slotKey(call.input.strategy, call.input.slot);
+        if (!first.has(key)) first.set(key, call);
+      }
+      const unique = [...first.values()];
+      const rows = await insertClaims.execute({
+        strategies: unique.map((call) => call.input.strategy),
+        accounts: unique.map((call) => call.input.account),
+        versions: unique.map((call) => call.input.strategyVersion ?? null),
+        slots: unique.map((call) => call.input.slot.toISOString()),
+        triggers: unique.map((call) => call.input.trigger),
+        owners: unique.map((call) => call.input.owner),
+        dayStarts: unique.map((call) => call.periods.day.start.toISOString()),
+        dayEnds: unique.map((call) => call.periods.day.end.toISOString()),
+        monthStarts: unique.map((call) => call.periods.month.start.toISOString()),
+        monthEnds: unique.map((call) => call.periods.month.end.toISOString()),
+        // A claim reads no credit pending and no target's window (a target claims alone).
+        creditSince: null,
+        windowStart: null,
+        windowEnd: null,
+        now: now.toISOString(),
+      });
+      const claimed = new Map(rows.map((row) => [slotKey(row.claim.strategy, row.claim.slot), row]));
+      return calls.map((call) => {
+        const key = slotKey(call.input.strategy, call.input.slot);
+        const row = first.get(key) === call ? claimed.get(key) : undefined;
+        return row
+          ? { cycle: claimedCycle(row.claim.id, call.input, now), figures: toSpendFigures(row.figures) }
+          : null;
+      });
+    },
+  });
+
+  const claimWithFigures: CyclesRepository['claimSlotWithFigures'] = (input, periods, targetWindow) =>
+    targetWindow === undefined ? claims.run({ input, periods }) : claimOne(input, periods, targetWindow);
 
   return {
     async claimSlot(input) {

@@ -88,43 +88,69 @@ export function spendFiguresStatement(executor: DrizzleHandle, withTarget: boole
 }
 
 /**
+ * Which strategy, account and periods the figures are of: parameters of the statement, or, in a claim of
+ * several slots (cycles.ts), the columns of each claimed slot's input row.
+ */
+export interface FiguresKeys {
+  strategy: SQL;
+  account: SQL;
+  dayStart: SQL;
+  dayEnd: SQL;
+  monthStart: SQL;
+  monthEnd: SQL;
+}
+
+const PLACEHOLDER_KEYS: FiguresKeys = {
+  strategy: sql`${p('strategy')}`,
+  account: sql`${p('account')}`,
+  dayStart: sql`${p('dayStart')}::timestamptz`,
+  dayEnd: sql`${p('dayEnd')}::timestamptz`,
+  monthStart: sql`${p('monthStart')}::timestamptz`,
+  monthEnd: sql`${p('monthEnd')}::timestamptz`,
+};
+
+/**
  * The select itself, for the statement above and as the subquery the slot's claim returns with the claimed
  * row (cycles.ts): every figure aliased, as a subquery's raw fields must be.
  */
-export function spendFiguresQuery(executor: DrizzleHandle, withTarget: boolean) {
+export function spendFiguresQuery(
+  executor: DrizzleHandle,
+  withTarget: boolean,
+  { strategy, account, dayStart, dayEnd, monthStart, monthEnd }: FiguresKeys = PLACEHOLDER_KEYS,
+) {
   const moneyLeft = sql`${cycles.state} in ${[...MONEY_MAY_HAVE_LEFT]}`;
   const since = sql`${p('creditSince')}::timestamptz`;
   const windowStart = sql`${p('windowStart')}::timestamptz`;
   return executor
     .select({
       spentDay:
-        sql<string>`coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${p('dayStart')}::timestamptz
-        and ${cycles.submittedAt} < ${p('dayEnd')}::timestamptz), 0)::text`.as('spent_day'),
+        sql<string>`coalesce(sum(${cycles.totalCost}) filter (where ${cycles.submittedAt} >= ${dayStart}
+        and ${cycles.submittedAt} < ${dayEnd}), 0)::text`.as('spent_day'),
       spentMonth: sql<string>`coalesce(sum(${cycles.totalCost}), 0)::text`.as('spent_month'),
       // The latest intent of all time: the month's rows are at hand, later ones can only come from a clock
       // ahead of ours, and earlier ones matter only when the month has none (COALESCE does not run the last
       // subquery then). One subquery over every intent of the strategy read them all when the planner had no
       // statistics yet (bench/README.md, "The spend figures grow with the month").
       lastSubmittedAt: sql<string | null>`coalesce(greatest(max(${cycles.submittedAt}),
-        (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
-          and ${cycles.submittedAt} >= ${p('monthEnd')}::timestamptz)),
-        (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
-          and ${cycles.submittedAt} < ${p('monthStart')}::timestamptz))::text`.as('last_submitted_at'),
+        (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${strategy} and ${moneyLeft}
+          and ${cycles.submittedAt} >= ${monthEnd})),
+        (select max(${cycles.submittedAt}) from ${cycles} where ${cycles.strategy} = ${strategy} and ${moneyLeft}
+          and ${cycles.submittedAt} < ${monthStart}))::text`.as('last_submitted_at'),
       reserved: sql<string>`(select coalesce(sum(${cycles.totalCost}), 0) from ${cycles}
-        where ${cycles.strategy} = ${p('strategy')} and ${cycles.state} in ${[...RESERVED_FOR_APPROVAL]})::text`.as(
+        where ${cycles.strategy} = ${strategy} and ${cycles.state} in ${[...RESERVED_FOR_APPROVAL]})::text`.as(
         'reserved',
       ),
       halted: sql<string>`coalesce((select ${strategies.haltedAt} is not null from ${strategies}
-        where ${strategies.name} = ${p('strategy')}), false)::text`.as('halted'),
+        where ${strategies.name} = ${strategy}), false)::text`.as('halted'),
       paused:
         sql<string>`coalesce((select ${control.paused} from ${control} where ${control.id} = 1), false)::text`.as(
           'paused',
         ),
       creditPending: sql<string | null>`case when ${since} is null then null else (
         coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} in ${[...ORDER_UNCONFIRMED]}
-            and ${cycles.account} = ${p('account')}), 0)
+            and ${cycles.account} = ${account}), 0)
         + coalesce((select sum(${cycles.totalCost}) from ${cycles} where ${cycles.state} = 'placed'
-            and ${cycles.account} = ${p('account')}
+            and ${cycles.account} = ${account}
             and ${cycles.updatedAt} >= ${since} and ${cycles.submittedAt} >= ${since}), 0)
       )::text end`.as('credit_pending'),
       // A target's progress: in its own variant of the statement, since three subqueries more (never run with
@@ -133,8 +159,8 @@ export function spendFiguresQuery(executor: DrizzleHandle, withTarget: boolean) 
     })
     .from(cycles)
     .where(
-      sql`${cycles.strategy} = ${p('strategy')} and ${moneyLeft}
-        and ${cycles.submittedAt} >= ${p('monthStart')}::timestamptz and ${cycles.submittedAt} < ${p('monthEnd')}::timestamptz`,
+      sql`${cycles.strategy} = ${strategy} and ${moneyLeft}
+        and ${cycles.submittedAt} >= ${monthStart} and ${cycles.submittedAt} < ${monthEnd}`,
     );
 }
 

@@ -1,0 +1,79 @@
+/**
+ * Group commit: calls of one statement that arrive while one is in flight wait for it and then go together,
+ * as ONE statement over all of them. In a burst (thousands of strategies due at one instant) most of a
+ * cycle's CPU went to sending its statements one by one: on loopback, a socket write to PostgreSQL costs
+ * the sender the receiver's network work too, and each statement pays its own bind, parse and row mapping
+ * on both sides (bench/README.md, "Group commit"). A call that finds nothing in flight goes at once, alone,
+ * on the statement it always took: a single due strategy waits for nothing.
+ *
+ * Each call keeps its own outcome: the batch answers one result per input, in order; a batch that fails
+ * fails every call in it with the same error, which each caller handles as the failure of its own statement
+ * (none of them knows whether the statement landed, as with a single one). Generic, so this file imports
+ * nothing of ours.
+ */
+export interface GroupCommitOptions<In, Out> {
+  /** The statement for one call: the path a call takes when it finds nothing in flight. */
+  one(input: In): Promise<Out>;
+  /** The statement for several calls, answering one result per input in their order. */
+  many(inputs: readonly In[]): Promise<Out[]>;
+  /** The most calls one statement carries; the rest go in the next. */
+  maxBatch: number;
+}
+
+interface Waiting<In, Out> {
+  input: In;
+  resolve(value: Out): void;
+  reject(reason: unknown): void;
+}
+
+export class GroupCommit<In, Out> {
+  private waiting: Waiting<In, Out>[] = [];
+  private inFlight = false;
+
+  constructor(private readonly options: GroupCommitOptions<In, Out>) {
+    if (!Number.isInteger(options.maxBatch) || options.maxBatch < 1)
+      throw new RangeError('maxBatch must be a positive integer');
+  }
+
+  run(input: In): Promise<Out> {
+    return new Promise<Out>((resolve, reject) => {
+      this.waiting.push({ input, resolve, reject });
+      if (!this.inFlight) this.send();
+    });
+  }
+
+  /** How many calls wait for the statement in flight. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private send(): void {
+    const batch = this.waiting.splice(0, this.options.maxBatch);
+    if (batch.length === 0) return;
+    this.inFlight = true;
+    // Through a promise: a statement that throws as it is built fails its calls like one that fails.
+    Promise.resolve()
+      .then(() =>
+        batch.length === 1
+          ? this.options.one(batch[0]!.input).then((result) => [result])
+          : this.options.many(batch.map((call) => call.input)),
+      )
+      .then(
+        (results) => {
+          if (results.length !== batch.length)
+            throw new Error(`a batch of ${batch.length} calls answered ${results.length} results`);
+          batch.forEach((call, index) => call.resolve(results[index]!));
+        },
+        (error: unknown) => {
+          for (const call of batch) call.reject(error);
+        },
+      )
+      .catch((error: unknown) => {
+        for (const call of batch) call.reject(error);
+      })
+      .finally(() => {
+        this.inFlight = false;
+        this.send();
+      });
+  }
+}
