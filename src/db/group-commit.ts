@@ -51,29 +51,23 @@ export class GroupCommit<In, Out> {
     const batch = this.waiting.splice(0, this.options.maxBatch);
     if (batch.length === 0) return;
     this.inFlight = true;
-    // Through a promise: a statement that throws as it is built fails its calls like one that fails.
-    Promise.resolve()
-      .then(() =>
+    this.settle(batch).finally(() => {
+      this.inFlight = false;
+      this.send();
+    });
+  }
+
+  private async settle(batch: Waiting<In, Out>[]): Promise<void> {
+    try {
+      const results =
         batch.length === 1
-          ? this.options.one(batch[0]!.input).then((result) => [result])
-          : this.options.many(batch.map((call) => call.input)),
-      )
-      .then(
-        (results) => {
-          if (results.length !== batch.length)
-            throw new Error(`a batch of ${batch.length} calls answered ${results.length} results`);
-          batch.forEach((call, index) => call.resolve(results[index]!));
-        },
-        (error: unknown) => {
-          for (const call of batch) call.reject(error);
-        },
-      )
-      .catch((error: unknown) => {
-        for (const call of batch) call.reject(error);
-      })
-      .finally(() => {
-        this.inFlight = false;
-        this.send();
-      });
+          ? [await this.options.one(batch[0]!.input)]
+          : await this.options.many(batch.map((call) => call.input));
+      if (results.length !== batch.length)
+        throw new Error(`a batch of ${batch.length} calls answered ${results.length} results`);
+      for (const [index, call] of batch.entries()) call.resolve(results[index]!);
+    } catch (error) {
+      for (const call of batch) call.reject(error);
+    }
   }
 }

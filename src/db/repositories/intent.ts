@@ -13,7 +13,7 @@
  * of the last room, never interleave), or, when none fits, parked for people with its quote.
  */
 import { and, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
-import { Decimal } from '../../money.js';
+import { Decimal, toDecimalText } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
 import {
   type Connection,
@@ -23,6 +23,7 @@ import {
   rowsOf,
 } from '../connection.js';
 import { assertLegalTransition, MONEY_MAY_HAVE_LEFT } from '../cycle-transitions.js';
+import { GroupCommit } from '../group-commit.js';
 import { approvalRequests, cycles, envelopes, quotes } from '../schema.js';
 import type { Cycle, CyclePatch, JsonValue, QuoteInput } from '../types.js';
 import { countedApprovers } from './approvals.js';
@@ -190,6 +191,82 @@ async function submit(
   return row ? toCycle({ ...row, trace: patch.trace }) : null;
 }
 
+/** The most intents one statement carries. */
+const INTENTS_PER_STATEMENT = 200;
+
+const moneyTexts = (values: readonly (Decimal | null)[]) =>
+  values.map((value) => (value === null ? null : toDecimalText(value)));
+
+/**
+ * Intents that stand (no rule depends on other cycles), several as ONE statement: the same quote rows and
+ * compare-and-set moves as submitStatement, each intent's values an element of an array, unnested into rows.
+ * A cycle no longer in its `from` state is not moved (its quote is still recorded, as the single statement's
+ * is) and answers no row.
+ */
+function submitManyStatement(db: DrizzleHandle) {
+  // Its other columns are read by name in the statement's text.
+  const input = db.$with('i', { id: cycles.id }).as(
+    // Instants, amounts and traces travel as text arrays and are cast: postgres.js encodes arrays of text.
+    sql`select * from unnest(${p('ids')}::bigint[], ${p('froms')}::text[], ${p('quoteIds')}::text[],
+        ${p('symbols')}::text[], ${p('amounts')}::text[]::numeric[], ${p('prices')}::text[]::numeric[],
+        ${p('totalCosts')}::text[]::numeric[], ${p('totalFilleds')}::text[]::numeric[],
+        ${p('expiresIns')}::text[]::numeric[], ${p('requestedAts')}::text[]::timestamptz[],
+        ${p('receivedAts')}::text[]::timestamptz[], ${p('deadlineAts')}::text[]::timestamptz[],
+        ${p('traces')}::text[]::jsonb[], ${p('balanceSnapshotIds')}::bigint[])
+      as intents(id, from_state, quote_id, symbol, amount, price, total_cost, total_filled, expires_in,
+        requested_at, received_at, deadline_at, trace, balance_snapshot_id)`,
+  );
+  const quote = db.$with('q', { id: quotes.id }).as(
+    sql`insert into ${quotes} (cycle_id, quote_id, symbol, amount, price, total_cost, total_filled, expires_in,
+        requested_at, received_at, deadline_at)
+      select id, quote_id, symbol, amount, price, total_cost, total_filled, expires_in, requested_at, received_at,
+        deadline_at from ${input}
+      returning id, cycle_id`,
+  );
+  const moved = db.$with('moved', RETURNED_WITHOUT_TRACE).as(
+    sql`update ${cycles} set state = 'submitting', quote_record_id = q.id, quote_id = i.quote_id,
+        amount = i.amount, price = i.price, total_cost = i.total_cost, trace = i.trace,
+        balance_snapshot_id = i.balance_snapshot_id, envelope_id = null, reason_code = null, error_code = null,
+        error_message = null, attempts = ${cycles.attempts} + 1, submitted_at = ${p('now')}::timestamptz,
+        updated_at = ${p('now')}::timestamptz
+      from ${input} join ${quote} on q.cycle_id = i.id
+      where ${cycles.id} = i.id and ${cycles.state} = i.from_state
+      returning ${cycles}.*`,
+  );
+  return db.with(input, quote, moved).select().from(moved).prepare('intent_submit_many');
+}
+
+/** submitManyStatement for these intents: each one's moved cycle, or null when it was no longer in `from`. */
+async function submitMany(
+  statement: ReturnType<typeof submitManyStatement>,
+  intents: readonly { move: IntentMove; patch: IntentPatch }[],
+  now: Date,
+): Promise<(Cycle | null)[]> {
+  const quotesOf = intents.map(({ move }) => move.quote);
+  const rows = await statement.execute({
+    ids: intents.map(({ move }) => move.id),
+    froms: intents.map(({ move }) => move.from),
+    quoteIds: quotesOf.map((quote) => quote.quoteId),
+    symbols: quotesOf.map((quote) => quote.symbol),
+    amounts: moneyTexts(quotesOf.map((quote) => quote.amount)),
+    prices: moneyTexts(quotesOf.map((quote) => quote.price)),
+    totalCosts: moneyTexts(quotesOf.map((quote) => quote.totalCost)),
+    totalFilleds: moneyTexts(quotesOf.map((quote) => quote.totalFilled)),
+    expiresIns: moneyTexts(quotesOf.map((quote) => quote.expiresIn)),
+    requestedAts: quotesOf.map((quote) => quote.requestedAt.toISOString()),
+    receivedAts: quotesOf.map((quote) => quote.receivedAt.toISOString()),
+    deadlineAts: quotesOf.map((quote) => quote.deadlineAt.toISOString()),
+    traces: intents.map(({ patch }) => JSON.stringify(patch.trace)),
+    balanceSnapshotIds: intents.map(({ patch }) => patch.balanceSnapshotId),
+    now: now.toISOString(),
+  });
+  const movedById = new Map(rows.map((row) => [row.id, row]));
+  return intents.map(({ move, patch }) => {
+    const row = movedById.get(move.id);
+    return row ? toCycle({ ...row, trace: patch.trace }) : null;
+  });
+}
+
 /**
  * Bounds the statements after it (the re-read and the commit) and, through lock_timeout, the lock wait
  * itself, so that a transaction the caller gave up on ends by itself instead of committing an intent later.
@@ -218,6 +295,14 @@ export function createIntentCommit(
   outbox: Outbox = NO_OUTBOX,
 ) {
   const submitOnPool = submitStatement(connection.drizzle);
+  const submitManyOnPool = submitManyStatement(connection.drizzle);
+  // Intents that stand and arrive while one is in flight are committed together (group-commit.ts): each is
+  // durable before its caller sends its order, as a single one is.
+  const standing = new GroupCommit<{ move: IntentMove; patch: IntentPatch }, Cycle | null>({
+    maxBatch: INTENTS_PER_STATEMENT,
+    one: ({ move, patch }) => submit(submitOnPool, move, patch, clock()),
+    many: (intents) => submitMany(submitManyOnPool, intents, clock()),
+  });
   const recheck = connection.statementTransactions((tx) => ({
     figures: spendFiguresStatement(tx, false),
     targetFigures: spendFiguresStatement(tx, true),
@@ -226,7 +311,7 @@ export function createIntentCommit(
   return async function commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult> {
     assertLegalTransition(move.from, 'submitting');
     if ('stands' in decision) {
-      return { action: 'commit', cycle: await submit(submitOnPool, move, decision.stands, clock()) };
+      return { action: 'commit', cycle: await standing.run({ move, patch: decision.stands }) };
     }
     const guard = decision.recheck;
     // Every statement below runs on `tx`: on PGlite the transaction holds the only connection, and a

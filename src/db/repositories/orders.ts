@@ -1,7 +1,9 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { toDecimalText } from '../../money.js';
 import { type AccountScope, accountCondition } from '../account-scope.js';
 import { type DrizzleExecutor, type DrizzleHandle, encodedPlaceholder as encoded } from '../connection.js';
 import { assertLegalTransition } from '../cycle-transitions.js';
+import { GroupCommit } from '../group-commit.js';
 import { cycles, orders, settlementEvents, strategies } from '../schema.js';
 import type {
   Cycle,
@@ -145,6 +147,74 @@ function recordPlacedStatement(db: DrizzleHandle) {
     .prepare('orders_record_placed');
 }
 
+/** One placed order to record with its cycle's move, as recordPlacedWithCycle's usual case takes it. */
+interface PlaceCall {
+  cycleId: number;
+  order: ServiceOrder;
+  from: CycleState;
+  reasonCode: string;
+  nextCheckAt: Date | undefined;
+  source: SettlementSource;
+}
+
+interface Placed {
+  order: OrderRecord;
+  cycle: Cycle | null;
+}
+
+/** The most placed orders one statement records. */
+const PLACED_PER_STATEMENT = 200;
+
+/**
+ * Several placed orders as ONE statement, the same rows and moves as recordPlacedStatement's: each order's
+ * values an element of an array, unnested into rows. An order whose service id is already recorded answers
+ * no row (its caller resolves it in a transaction, as a single one's does); a cycle no longer in its `from`
+ * answers its order without a moved cycle. The orders are inserted in one order everywhere (account, service
+ * id), so that two batches holding the same ids never wait for each other in a circle.
+ */
+function recordManyPlacedStatement(db: DrizzleHandle) {
+  // Its other columns are read by name in the statement's text.
+  const input = db.$with('i', { cycleId: orders.cycleId }).as(
+    // Instants and amounts travel as text arrays and are cast: postgres.js encodes arrays of text.
+    sql`select * from unnest(${p('cycleIds')}::bigint[], ${p('accounts')}::text[], ${p('serviceOrderIds')}::text[],
+        ${p('quoteIds')}::text[], ${p('symbols')}::text[], ${p('amounts')}::text[]::numeric[],
+        ${p('prices')}::text[]::numeric[], ${p('sides')}::text[], ${p('serviceTimestamps')}::text[]::timestamptz[],
+        ${p('statuses')}::text[], ${p('nextCheckAts')}::text[]::timestamptz[], ${p('froms')}::text[],
+        ${p('reasonCodes')}::text[], ${p('sources')}::text[])
+      as placed_orders(cycle_id, account, service_order_id, quote_id, symbol, amount, price, side, service_timestamp,
+        status, next_check_at, from_state, reason_code, source)`,
+  );
+  const now = sql`${p('now')}::timestamptz`;
+  const placed = db.$with('placed', { id: orders.id, cycleId: orders.cycleId, status: orders.status }).as(
+    sql`insert into ${orders} (account, service_order_id, cycle_id, origin, quote_id, symbol, amount, price, side,
+        service_timestamp, status, created_at, updated_at, last_progress_at, next_check_at, settled_at)
+      select account, service_order_id, cycle_id, 'cycle', quote_id, symbol, amount, price, side, service_timestamp,
+        status, ${now}, ${now}, ${now}, next_check_at, case when status = 'settled' then ${now} end
+      from ${input} order by account, service_order_id
+      on conflict (account, service_order_id) do nothing
+      returning id, cycle_id, status`,
+  );
+  const firstEvents = db.$with('first_events', { id: settlementEvents.id }).as(
+    sql`insert into ${settlementEvents} (order_id, source, from_status, to_status, recorded_at)
+      select placed.id, i.source, null, placed.status, ${now} from ${placed} join ${input} on i.cycle_id = placed.cycle_id
+      returning id`,
+  );
+  const moved = db.$with('moved', getTableColumns(cycles)).as(
+    sql`update ${cycles} set state = 'placed', service_order_id = i.service_order_id, reason_code = i.reason_code,
+        error_code = null, error_message = null, updated_at = ${now}, finished_at = ${now}, lease_owner = null,
+        lease_until = null
+      from ${input} join ${placed} on placed.cycle_id = i.cycle_id
+      where ${cycles.id} = i.cycle_id and ${cycles.state} = i.from_state
+      returning ${cycles}.*`,
+  );
+  return db
+    .with(input, placed, firstEvents, moved)
+    .select()
+    .from(placed)
+    .leftJoin(moved, sql`${moved.id} = ${placed.cycleId}`)
+    .prepare('orders_record_placed_many');
+}
+
 export function createOrdersRepository(
   db: DrizzleHandle,
   clock: () => Date,
@@ -176,6 +246,56 @@ export function createOrdersRepository(
     .where(and(eq(orders.account, p('account')), eq(orders.serviceOrderId, p('serviceOrderId'))))
     .prepare('orders_get_by_service_id');
   const placeOnPool = recordPlacedStatement(db);
+  const placeManyOnPool = recordManyPlacedStatement(db);
+  // Orders answered while a record is in flight are recorded together (group-commit.ts). Undefined: the
+  // service's order id was already recorded, which the transaction below resolves.
+  const placing = new GroupCommit<PlaceCall, Placed | undefined>({
+    maxBatch: PLACED_PER_STATEMENT,
+    async one(call) {
+      const now = clock();
+      const columns = newOrderColumns(call.cycleId, 'cycle', call.order, now, call.nextCheckAt ?? now);
+      const [row] = await placeOnPool.execute({
+        ...columns,
+        now,
+        source: call.source,
+        from: call.from,
+        reasonCode: call.reasonCode,
+      });
+      if (!row) return undefined;
+      const cycle = row.moved_cycle ? toCycle(row.moved_cycle) : null;
+      return { order: insertedOrder(row.placed_order.id, columns), cycle };
+    },
+    async many(calls) {
+      const now = clock();
+      const columns = calls.map((call) =>
+        newOrderColumns(call.cycleId, 'cycle', call.order, now, call.nextCheckAt ?? now),
+      );
+      const rows = await placeManyOnPool.execute({
+        cycleIds: calls.map((call) => call.cycleId),
+        accounts: columns.map((row) => row.account),
+        serviceOrderIds: columns.map((row) => row.serviceOrderId),
+        quoteIds: columns.map((row) => row.quoteId),
+        symbols: columns.map((row) => row.symbol),
+        amounts: columns.map((row) => toDecimalText(row.amount)),
+        prices: columns.map((row) => toDecimalText(row.price)),
+        sides: columns.map((row) => row.side),
+        serviceTimestamps: columns.map((row) => row.serviceTimestamp.toISOString()),
+        statuses: columns.map((row) => row.status),
+        nextCheckAts: columns.map((row) => row.nextCheckAt.toISOString()),
+        froms: calls.map((call) => call.from),
+        reasonCodes: calls.map((call) => call.reasonCode),
+        sources: calls.map((call) => call.source),
+        now: now.toISOString(),
+      });
+      const byCycle = new Map(rows.map((row) => [row.placed.cycleId, row]));
+      return calls.map((call, index) => {
+        const row = byCycle.get(call.cycleId);
+        if (!row) return undefined;
+        const cycle = row.moved ? toCycle(row.moved) : null;
+        return { order: insertedOrder(row.placed.id, columns[index]!), cycle };
+      });
+    },
+  });
 
   const first = (rows: OrderRow[]) => (rows[0] ? toOrder(rows[0]) : null);
 
@@ -244,19 +364,15 @@ export function createOrdersRepository(
       // The usual case in one statement. A discrepancy (flag and halt), a message or an audit row to write
       // with the fact, or an order already recorded (adopt or read it) take the transaction below.
       if (!move.discrepancy?.length && !options.audit && !outbox.announces('order_placed')) {
-        const now = clock();
-        const columns = newOrderColumns(cycleId, 'cycle', order, now, options.nextCheckAt ?? now);
-        const [row] = await placeOnPool.execute({
-          ...columns,
-          now,
-          source: options.source ?? 'create',
+        const placed = await placing.run({
+          cycleId,
+          order,
           from: move.from,
           reasonCode: move.reasonCode,
+          nextCheckAt: options.nextCheckAt,
+          source: options.source ?? 'create',
         });
-        if (row) {
-          const cycle = row.moved_cycle ? toCycle(row.moved_cycle) : null;
-          return { order: insertedOrder(row.placed_order.id, columns), cycle };
-        }
+        if (placed) return placed;
       }
       return db.transaction(async (tx) => {
         const now = clock();

@@ -1,0 +1,281 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GroupCommit } from '../../src/db/group-commit.js';
+import { type Database, openDatabase, type QuoteInput, type ServiceOrder } from '../../src/db/index.js';
+import { Decimal } from '../../src/money.js';
+import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
+
+const DAY = Date.parse('2026-03-02T00:00:00Z');
+const at = (hours: number) => new Date(DAY + hours * 3_600_000);
+// Periods around the moment the test runs: an intent is stamped with the database's clock, the real one.
+const NOW = Date.now();
+const PERIODS = {
+  day: { start: new Date(NOW - 3_600_000), end: new Date(NOW + 3_600_000) },
+  month: { start: new Date(NOW - 86_400_000), end: new Date(NOW + 86_400_000) },
+};
+
+/** Calls of one statement sent while one is in flight wait for it and go together, each with its outcome. */
+describe('GroupCommit', () => {
+  /** A statement whose answers the test releases: what it was sent, alone or together, in order. */
+  function gate() {
+    const sent: string[][] = [];
+    const pending: (() => void)[] = [];
+    const hold = <T>(value: T) => new Promise<T>((resolve) => pending.push(() => resolve(value)));
+    const group = new GroupCommit<string, string>({
+      maxBatch: 3,
+      one: (input) => {
+        sent.push([input]);
+        return input === 'bad' ? Promise.reject(new Error('refused')) : hold(`${input}!`);
+      },
+      many: (inputs) => {
+        sent.push([...inputs]);
+        return inputs.includes('bad')
+          ? Promise.reject(new Error('refused'))
+          : hold(inputs.map((x) => `${x}!`));
+      },
+    });
+    const release = async () => {
+      pending.shift()!();
+      // The answers travel through a few promise steps before the next statement is sent.
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    return { group, sent, release };
+  }
+
+  it('sends a call that finds nothing in flight at once and alone', async () => {
+    const { group, sent, release } = gate();
+    const answer = group.run('a');
+    expect(sent).toEqual([['a']]);
+    await release();
+    await expect(answer).resolves.toBe('a!');
+  });
+
+  it('sends the calls that waited together, at most maxBatch at a time, each answered with its own result', async () => {
+    const { group, sent, release } = gate();
+    const answers = ['a', 'b', 'c', 'd', 'e'].map((input) => group.run(input));
+    expect(sent).toEqual([['a']]);
+    await release();
+    expect(sent).toEqual([['a'], ['b', 'c', 'd']]);
+    await release();
+    expect(sent).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+    await release();
+    expect(await Promise.all(answers)).toEqual(['a!', 'b!', 'c!', 'd!', 'e!']);
+  });
+
+  it('fails every call of a batch that failed, and goes on with the next', async () => {
+    const { group, sent, release } = gate();
+    const first = group.run('a');
+    const failed = [group.run('b'), group.run('bad')].map((call) =>
+      call.then(
+        () => 'answered',
+        (error: Error) => error.message,
+      ),
+    );
+    await release();
+    await expect(first).resolves.toBe('a!');
+    expect(await Promise.all(failed)).toEqual(['refused', 'refused']);
+    const next = group.run('c');
+    expect(sent.at(-1)).toEqual(['c']);
+    await release();
+    await expect(next).resolves.toBe('c!');
+  });
+});
+
+/**
+ * Claims and intents sent while one is in flight go as one statement (db/group-commit.ts): a burst from one
+ * pool is written in batches, and two replicas' batches racing for the same slots still claim each slot once.
+ */
+describe.each(testBackends())('claims in batches on %s', (backend) => {
+  let test: TestDatabase;
+  let db: Database;
+  /** A second pool on the same database (PostgreSQL), standing in for another replica. */
+  let replica: Database;
+  let strategyCount = 0;
+
+  beforeAll(async () => {
+    test = await createTestDatabase(backend);
+    db = test.database;
+    replica = test.url ? await openDatabase({ url: test.url, maxConnections: 5 }) : db;
+  });
+  afterAll(async () => {
+    if (replica !== db) await replica.close();
+    await test.drop();
+  });
+
+  async function newStrategies(count: number): Promise<string[]> {
+    const names = Array.from({ length: count }, () => `batch-${++strategyCount}`);
+    await db.strategies.upsertSeen(
+      names.map((name) => ({ name, account: 'default', kind: 'dca', config: { amount: '100' }, hash: 'h' })),
+    );
+    return names;
+  }
+
+  const claim = (on: Database, strategy: string, slot: Date, owner: string) =>
+    on.cycles.claimSlotWithFigures(
+      { strategy, account: 'default', strategyVersion: 3, slot, trigger: 'schedule', owner },
+      PERIODS,
+    );
+
+  it('claims each slot once when two replicas claim the same 400 slots in batches at once', async () => {
+    const names = await newStrategies(400);
+    const slot = at(9);
+    // Each replica walks the burst in its own order, as replicas' timers and queues do.
+    const [first, second] = await Promise.all([
+      Promise.all(names.map((name) => claim(db, name, slot, 'replica-a'))),
+      Promise.all([...names].reverse().map((name) => claim(replica, name, slot, 'replica-b'))),
+    ]);
+    const wonByA = first.flatMap((won, index) => (won ? [names[index]!] : []));
+    const wonByB = second.flatMap((won, index) => (won ? [names[names.length - 1 - index]!] : []));
+    expect(new Set([...wonByA, ...wonByB]).size).toBe(names.length);
+    expect(wonByA.length + wonByB.length).toBe(names.length);
+    for (const won of [...first, ...second]) {
+      if (won === null) continue;
+      // Each answer is the row the database holds, with its own strategy's figures.
+      expect(won.cycle).toEqual(await db.cycles.get(won.cycle.id));
+      expect(won.figures.spentDay.isZero()).toBe(true);
+    }
+    if (test.url) {
+      // Two pools raced: the winners are split between them, not all of one.
+      expect(wonByA.length).toBeGreaterThan(0);
+      expect(wonByB.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("answers every claim of a batch with its own strategy's figures, and a slot asked twice once", async () => {
+    const names = await newStrategies(5);
+    // Strategy i spent i × 10 earlier in the day: each claim must read its own strategy's, not a neighbour's.
+    for (const [index, name] of names.entries()) {
+      const won = await claim(db, name, at(1), 'r');
+      const quote = await db.quotes.record(won!.cycle.id, {
+        quoteId: `QB${strategyCount}x${index}`,
+        symbol: 'USDTBRL',
+        amount: new Decimal(index * 10 + 1),
+        price: new Decimal('5.1'),
+        totalCost: new Decimal(index * 10 + 1),
+        totalFilled: new Decimal('1'),
+        expiresIn: new Decimal('5'),
+        requestedAt: at(1),
+        receivedAt: at(1),
+        deadlineAt: at(1.001),
+      });
+      await db.cycles.transition(won!.cycle.id, 'claimed', 'quoted', { quote });
+      await db.cycles.transition(won!.cycle.id, 'quoted', 'submitting');
+    }
+    const slot = at(2);
+    const calls = [...names, names[2]!].map((name) => claim(db, name, slot, 'r'));
+    const answers = await Promise.all(calls);
+    expect(answers.slice(0, 5).map((won) => won?.figures.spentDay.toFixed(2))).toEqual(
+      names.map((_, index) => new Decimal(index * 10 + 1).toFixed(2)),
+    );
+    // The slot asked for a second time in the same burst is not this call's: it was claimed by the first.
+    expect(answers[5]).toBeNull();
+    expect(answers.slice(0, 5).every((won) => won?.cycle.state === 'claimed')).toBe(true);
+  });
+
+  function quoteOf(totalCost: string, suffix: string): QuoteInput {
+    const now = new Date();
+    return {
+      quoteId: `QI-${suffix}`,
+      symbol: 'USDTBRL',
+      amount: new Decimal(totalCost),
+      price: new Decimal('5.123456789012345678'),
+      totalCost: new Decimal(totalCost),
+      totalFilled: new Decimal('19.518072289156626506'),
+      expiresIn: suffix.endsWith('0') ? null : new Decimal('5'),
+      requestedAt: now,
+      receivedAt: new Date(now.getTime() + 1),
+      deadlineAt: new Date(now.getTime() + 4_000),
+    };
+  }
+
+  it('commits intents that stand in batches: each cycle moved with its own quote, one moved elsewhere not', async () => {
+    const names = await newStrategies(12);
+    const slot = at(5);
+    const claimed = await Promise.all(names.map((name) => claim(db, name, slot, 'r')));
+    const cycles = claimed.map((won) => won!.cycle);
+    // One cycle was moved by another process meanwhile: its compare-and-set misses.
+    await db.cycles.transition(cycles[7]!.id, 'claimed', 'failed', { reasonCode: 'elsewhere' });
+    const results = await Promise.all(
+      cycles.map((cycle, index) =>
+        db.cycles.commitIntent(
+          { id: cycle.id, from: 'claimed', quote: quoteOf(`${index + 1}00.01`, `${strategyCount}-${index}`) },
+          { stands: { trace: [{ rule: 'amount', index }], balanceSnapshotId: null } },
+        ),
+      ),
+    );
+    for (const [index, result] of results.entries()) {
+      const stored = await db.cycles.get(cycles[index]!.id);
+      if (index === 7) {
+        expect(result.cycle).toBeNull();
+        expect(stored!.state).toBe('failed');
+        continue;
+      }
+      expect(result.action).toBe('commit');
+      // The answer is the row as stored, trace included; the quote row is this cycle's own.
+      expect(result.cycle).toEqual(stored);
+      expect(stored).toMatchObject({
+        state: 'submitting',
+        quoteId: `QI-${strategyCount}-${index}`,
+        totalCost: new Decimal(`${index + 1}00.01`),
+        trace: [{ rule: 'amount', index }],
+        attempts: 1,
+      });
+      const [quote, ...more] = await db.quotes.forCycle(stored!.id);
+      expect(more).toEqual([]);
+      expect(quote).toMatchObject({
+        id: stored!.quoteRecordId,
+        cycleId: stored!.id,
+        totalFilled: new Decimal('19.518072289156626506'),
+        expiresIn: index % 10 === 0 ? null : new Decimal('5'),
+      });
+    }
+  });
+
+  it('records placed orders in batches: each order with its first event and its cycle placed, conflicts resolved', async () => {
+    const names = await newStrategies(12);
+    const slot = at(6);
+    const cycles = (await Promise.all(names.map((name) => claim(db, name, slot, 'r')))).map(
+      (won) => won!.cycle,
+    );
+    for (const cycle of cycles) await db.cycles.transition(cycle.id, 'claimed', 'submitting');
+    const orderOf = (index: number): ServiceOrder => ({
+      account: 'default',
+      id: `ORD-${strategyCount}-${index}`,
+      symbol: 'USDTBRL',
+      amount: new Decimal(`${index + 1}000.01`),
+      price: new Decimal('5.432100000000000001'),
+      side: 'BUY',
+      timestamp: new Date(Date.UTC(2026, 2, 2, 13, 0, index)),
+      quoteId: `Q-${strategyCount}-${index}`,
+      ...(index === 4 ? { status: 'settled' as const } : {}),
+    });
+    // Found at the service by the order scan before its cycle recorded it: the cycle adopts it.
+    await db.orders.recordExternal(orderOf(2));
+    // Made unsure by recovery meanwhile: its order is kept, its cycle left to reconciliation.
+    await db.cycles.transition(cycles[9]!.id, 'submitting', 'unsure', { reasonCode: 'outcome_unknown' });
+    const results = await Promise.all(
+      cycles.map((cycle, index) =>
+        db.orders.recordPlacedWithCycle(cycle.id, orderOf(index), { from: 'submitting', reasonCode: 'ok' }),
+      ),
+    );
+    for (const [index, { order, cycle }] of results.entries()) {
+      expect(order).toEqual(await db.orders.get(order.id));
+      expect(order).toMatchObject({
+        serviceOrderId: `ORD-${strategyCount}-${index}`,
+        cycleId: cycles[index]!.id,
+        origin: 'cycle',
+        amount: new Decimal(`${index + 1}000.01`),
+        status: index === 4 ? 'settled' : 'pending',
+      });
+      expect(await db.orders.history(order.id)).toEqual([
+        expect.objectContaining({ source: 'create', fromStatus: null }),
+      ]);
+      if (index === 9) {
+        expect(cycle).toBeNull();
+        expect((await db.cycles.get(cycles[9]!.id))!.state).toBe('unsure');
+        continue;
+      }
+      expect(cycle).toEqual(await db.cycles.get(cycles[index]!.id));
+      expect(cycle).toMatchObject({ state: 'placed', serviceOrderId: `ORD-${strategyCount}-${index}` });
+    }
+  });
+});
