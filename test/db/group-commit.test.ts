@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupCommit } from '../../src/db/group-commit.js';
-import { type Database, openDatabase, type QuoteInput, type ServiceOrder } from '../../src/db/index.js';
+import {
+  type Database,
+  type IntentGuard,
+  openDatabase,
+  type QuoteInput,
+  type ServiceOrder,
+} from '../../src/db/index.js';
 import { Decimal } from '../../src/money.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
@@ -277,5 +283,61 @@ describe.each(testBackends())('claims in batches on %s', (backend) => {
       expect(cycle).toEqual(await db.cycles.get(cycles[index]!.id));
       expect(cycle).toMatchObject({ state: 'placed', serviceOrderId: `ORD-${strategyCount}-${index}` });
     }
+  });
+
+  /** A guard that commits while the day's spend, with this order's 100, stays within `cap`. */
+  function guardWithCap(strategy: string, cap: string, seen: string[], credit = false): IntentGuard {
+    return {
+      strategy,
+      account: 'default',
+      periodsAt: () => PERIODS,
+      timeoutMs: 5_000,
+      ...(credit ? { balanceReadAt: new Date(NOW - 60_000) } : {}),
+      decide(figures) {
+        seen.push(`${strategy} ${figures.spentDay.toFixed(2)} ${figures.creditPending?.toFixed(2) ?? '-'}`);
+        const trace = [{ spent: figures.spentDay.toFixed(2) }];
+        return figures.spentDay.plus('100').lessThanOrEqualTo(cap)
+          ? { action: 'commit', patch: { trace, balanceSnapshotId: null } }
+          : { action: 'skip', reasonCode: 'budget_day_exceeded', trace, balanceSnapshotId: null };
+      },
+    };
+  }
+
+  it('re-checks intents in batches: one order per cap however many slots race, from two replicas', async () => {
+    const names = await newStrategies(8);
+    const seen: string[] = [];
+    // Two slots of every strategy, claimed and committed at once, half of them through the other replica:
+    // a cap that fits one order lets exactly one of the two through.
+    const calls = await Promise.all(
+      names.flatMap((name, index) =>
+        [at(7), at(8)].map(async (slot, second) => {
+          const on = (index + second) % 2 === 0 ? db : replica;
+          const won = await claim(on, name, slot, second ? 'replica-b' : 'replica-a');
+          const quote = quoteOf('100', `${strategyCount}-${index}-${second}`);
+          return {
+            name,
+            result: await on.cycles.commitIntent(
+              { id: won!.cycle.id, from: 'claimed', quote },
+              { recheck: guardWithCap(name, '150', seen, index === 0) },
+            ),
+          };
+        }),
+      ),
+    );
+    for (const name of names) {
+      const results = calls.filter((call) => call.name === name).map((call) => call.result);
+      expect(results.map((result) => result.action).sort()).toEqual(['commit', 'skip']);
+      const committed = results.find((result) => result.action === 'commit')!;
+      const skipped = results.find((result) => result.action === 'skip')!;
+      expect(committed.cycle).toEqual(await db.cycles.get(committed.cycle!.id));
+      expect(committed.cycle).toMatchObject({ state: 'submitting', totalCost: new Decimal('100') });
+      // The skip was judged on figures that hold the commit before it.
+      expect(skipped.cycle).toMatchObject({ state: 'skipped', trace: [{ spent: '100.00' }] });
+      expect(skipped.cycle).toEqual(await db.cycles.get(skipped.cycle!.id));
+    }
+    // The credit-guarded strategy read its account's pending cost: its own commit at least, for its skip.
+    expect(
+      seen.filter((line) => line.startsWith(`${names[0]} 100.00`)).every((line) => !line.endsWith(' -')),
+    ).toBe(true);
   });
 });

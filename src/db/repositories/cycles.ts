@@ -11,7 +11,9 @@ import { createIntentCommit, type IntentDecision, type IntentMove, type IntentRe
 import { announcesMove, cycleMoved, NO_OUTBOX, type Outbox } from './notification-events.js';
 import {
   type FiguresQuery,
+  figuresFields,
   figuresParameters,
+  keysOfInputRow,
   type Period,
   readSpendFigures,
   type SpendFigures,
@@ -123,30 +125,12 @@ function claimSlotsStatement(db: DrizzleHandle) {
       on conflict (strategy, slot) do nothing
       returning id, strategy, slot`,
   );
-  const figures = spendFiguresQuery(db, false, {
-    strategy: sql`i.strategy`,
-    account: sql`i.account`,
-    dayStart: sql`i.day_start`,
-    dayEnd: sql`i.day_end`,
-    monthStart: sql`i.month_start`,
-    monthEnd: sql`i.month_end`,
-  }).as('figures');
+  const figures = spendFiguresQuery(db, false, keysOfInputRow(false)).as('figures');
   return db
     .with(input, claim)
     .select({
       claim: { id: claim.id, strategy: claim.strategy, slot: claim.slot },
-      figures: {
-        spentDay: figures.spentDay,
-        spentMonth: figures.spentMonth,
-        lastSubmittedAt: figures.lastSubmittedAt,
-        reserved: figures.reserved,
-        halted: figures.halted,
-        paused: figures.paused,
-        creditPending: figures.creditPending,
-        targetSpent: figures.targetSpent,
-        targetReceived: figures.targetReceived,
-        targetQuoteAverage: figures.targetQuoteAverage,
-      },
+      figures: figuresFields(figures),
     })
     .from(claim)
     .innerJoin(input, sql`i.strategy = ${claim.strategy} and i.slot = ${claim.slot}`)
@@ -292,10 +276,6 @@ export function createCyclesRepository(
         dayEnds: unique.map((call) => call.periods.day.end.toISOString()),
         monthStarts: unique.map((call) => call.periods.month.start.toISOString()),
         monthEnds: unique.map((call) => call.periods.month.end.toISOString()),
-        // A claim reads no credit pending and no target's window (a target claims alone).
-        creditSince: null,
-        windowStart: null,
-        windowEnd: null,
         now: now.toISOString(),
       });
       const claimed = new Map(rows.map((row) => [slotKey(row.claim.strategy, row.claim.slot), row]));

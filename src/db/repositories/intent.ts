@@ -30,7 +30,14 @@ import { countedApprovers } from './approvals.js';
 import { type CycleRow, patchColumns, toCycle } from './cycle-rows.js';
 import { approvalNeeded, NO_OUTBOX, type Outbox } from './notification-events.js';
 import { quotePlaceholders } from './quotes.js';
-import { type Period, readSpendFigures, type SpendFigures, spendFiguresStatement } from './spend-figures.js';
+import {
+  type Period,
+  readManySpendFigures,
+  readSpendFigures,
+  type SpendFigures,
+  spendFiguresManyStatement,
+  spendFiguresStatement,
+} from './spend-figures.js';
 
 /** What the decision adds to the intent: every rule's result and the balance it saw. */
 export interface IntentPatch {
@@ -307,16 +314,89 @@ export function createIntentCommit(
     figures: spendFiguresStatement(tx, false),
     targetFigures: spendFiguresStatement(tx, true),
     submit: submitStatement(tx),
+    figuresMany: spendFiguresManyStatement(tx),
+    submitMany: submitManyStatement(tx),
   }));
-  return async function commitIntent(move: IntentMove, decision: IntentDecision): Promise<IntentResult> {
+  const commitIntent = async (move: IntentMove, decision: IntentDecision): Promise<IntentResult> => {
     assertLegalTransition(move.from, 'submitting');
     if ('stands' in decision) {
       return { action: 'commit', cycle: await standing.run({ move, patch: decision.stands }) };
     }
     const guard = decision.recheck;
-    // Every statement below runs on `tx`: on PGlite the transaction holds the only connection, and a
-    // statement sent to the pool meanwhile would wait for it forever.
-    return recheck(async (tx, statements) => {
+    // An approval (envelopes, parking) or a target's progress is re-checked alone.
+    if (guard.approval || guard.targetWindow) return recheckOne(move, guard);
+    return rechecking.run({ move, guard });
+  };
+
+  /**
+   * Re-checks in a group (group-commit.ts): the intents that arrive while one is in flight are committed in
+   * ONE transaction, taking every lock they need, re-reading every strategy's figures in one statement and
+   * writing the commits in one, as recheckTogether says. Waves keep each intent's decision on figures that
+   * hold every intent before it: see wavesOf.
+   */
+  const rechecking = new GroupCommit<Recheck, IntentResult>({
+    maxBatch: INTENTS_PER_STATEMENT,
+    one: ({ move, guard }) => recheckOne(move, guard),
+    async many(calls) {
+      const results = new Map<Recheck, IntentResult>();
+      for (const wave of wavesOf(calls)) {
+        const answers =
+          wave.length === 1 ? [await recheckOne(wave[0]!.move, wave[0]!.guard)] : await recheckTogether(wave);
+        for (const [index, call] of wave.entries()) results.set(call, answers[index]!);
+      }
+      return calls.map((call) => results.get(call)!);
+    },
+  });
+
+  /**
+   * One transaction for a wave of intents: the locks of all of them in the one order every commit takes
+   * them (lockOrder), their figures re-read after the grant, each decided on its own, the commits in one
+   * statement, a skip each (rare in a burst, and still in the same transaction).
+   */
+  const recheckTogether = (wave: readonly Recheck[]): Promise<IntentResult[]> =>
+    recheck(async (tx, statements) => {
+      const now = clock();
+      const keys = lockOrder(wave.map(({ guard }) => guard));
+      const timeoutMs = Math.min(...wave.map(({ guard }) => guard.timeoutMs));
+      await tx.execute(lockStatement(timeoutMs, keys));
+      const figures = await readManySpendFigures(
+        statements.figuresMany,
+        wave.map(({ guard }) => ({
+          strategy: guard.strategy,
+          account: guard.account,
+          periods: guard.periodsAt(now),
+          ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
+        })),
+      );
+      const verdicts = wave.map(({ guard }) => {
+        const read = figures.get(guard.strategy);
+        if (!read) throw new Error(`the spend figures of ${guard.strategy} were not read`);
+        return guard.decide(read);
+      });
+      const commits = wave.flatMap((call, index) => {
+        const verdict = verdicts[index]!;
+        return verdict.action === 'commit' ? [{ move: call.move, patch: verdict.patch }] : [];
+      });
+      const committed = commits.length > 0 ? await submitMany(statements.submitMany, commits, now) : [];
+      const results: IntentResult[] = [];
+      for (const [index, call] of wave.entries()) {
+        const verdict = verdicts[index]!;
+        if (verdict.action === 'commit') {
+          results.push({ action: 'commit', cycle: committed.shift() ?? null });
+        } else if (verdict.action === 'skip') {
+          results.push({ action: 'skip', cycle: await skipWithQuote(tx, now, call.move, verdict) });
+        } else {
+          // Parking comes only from an approval, which is re-checked alone.
+          throw new Error(`an intent of ${call.guard.strategy} without approval was parked`);
+        }
+      }
+      return results;
+    });
+
+  // Every statement below runs on `tx`: on PGlite the transaction holds the only connection, and a
+  // statement sent to the pool meanwhile would wait for it forever.
+  const recheckOne = (move: IntentMove, guard: IntentGuard): Promise<IntentResult> =>
+    recheck(async (tx, statements) => {
       const now = clock();
       // The locks cannot join the re-read: that statement's snapshot would predate their grant and miss an
       // intent committed while it waited.
@@ -356,7 +436,51 @@ export function createIntentCommit(
         return { action: 'park', cycle: await park(tx, now, move, verdict, outbox) };
       return { action: 'skip', cycle: await skipWithQuote(tx, now, move, verdict) };
     });
-  };
+
+  return commitIntent;
+}
+
+interface Recheck {
+  move: IntentMove;
+  guard: IntentGuard;
+}
+
+/**
+ * The intents of a group split into waves, each committed after the one before: within a wave no two
+ * intents of one strategy (the second would be judged on figures without the first), and no two with credit
+ * guards on one account (the same for the account's credit pending). Each wave's figures are read after
+ * every earlier wave committed, as a single intent's are read after the lock granted it.
+ */
+function wavesOf(calls: readonly Recheck[]): Recheck[][] {
+  const waves: { calls: Recheck[]; strategies: Set<string>; credit: Set<string> }[] = [];
+  for (const call of calls) {
+    const { strategy, account, balanceReadAt } = call.guard;
+    let wave = waves.find(
+      (candidate) => !candidate.strategies.has(strategy) && !(balanceReadAt && candidate.credit.has(account)),
+    );
+    if (!wave) {
+      wave = { calls: [], strategies: new Set(), credit: new Set() };
+      waves.push(wave);
+    }
+    wave.calls.push(call);
+    wave.strategies.add(strategy);
+    if (balanceReadAt) wave.credit.add(account);
+  }
+  return waves.map((wave) => wave.calls);
+}
+
+/**
+ * The locks of several intents in the one order every commit takes them: the accounts' credit locks first,
+ * then the strategies', each kind by key. A single commit takes its account's then its strategy's, which is
+ * the same order, so no two commits ever wait for each other in a circle.
+ */
+function lockOrder(guards: readonly IntentGuard[]): string[] {
+  const byKey = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
+  const credit = new Set(
+    guards.flatMap((guard) => (guard.balanceReadAt ? [lockKeyOfCredit(guard.account)] : [])),
+  );
+  const strategies = new Set(guards.map((guard) => lockKeyOfIntent(guard.strategy)));
+  return [...[...credit].sort(byKey), ...[...strategies].sort(byKey)];
 }
 
 /** The quote kept for the audit trail and the cycle finished as skipped with the rule's reason and trace. */

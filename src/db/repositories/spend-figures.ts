@@ -98,6 +98,39 @@ export interface FiguresKeys {
   dayEnd: SQL;
   monthStart: SQL;
   monthEnd: SQL;
+  creditSince: SQL;
+}
+
+/**
+ * The keys of a row of a statement's input named `i`, with these columns: strategy, account, day_start,
+ * day_end, month_start, month_end, and credit_since (or no credit pending to read).
+ */
+export function keysOfInputRow(withCredit: boolean): FiguresKeys {
+  return {
+    strategy: sql`i.strategy`,
+    account: sql`i.account`,
+    dayStart: sql`i.day_start`,
+    dayEnd: sql`i.day_end`,
+    monthStart: sql`i.month_start`,
+    monthEnd: sql`i.month_end`,
+    creditSince: withCredit ? sql`i.credit_since` : sql`null::timestamptz`,
+  };
+}
+
+/** The figures' fields of spendFiguresQuery as a subquery, for a select that reads them with other columns. */
+export function figuresFields(figures: ReturnType<ReturnType<typeof spendFiguresQuery>['as']>) {
+  return {
+    spentDay: figures.spentDay,
+    spentMonth: figures.spentMonth,
+    lastSubmittedAt: figures.lastSubmittedAt,
+    reserved: figures.reserved,
+    halted: figures.halted,
+    paused: figures.paused,
+    creditPending: figures.creditPending,
+    targetSpent: figures.targetSpent,
+    targetReceived: figures.targetReceived,
+    targetQuoteAverage: figures.targetQuoteAverage,
+  };
 }
 
 const PLACEHOLDER_KEYS: FiguresKeys = {
@@ -107,6 +140,7 @@ const PLACEHOLDER_KEYS: FiguresKeys = {
   dayEnd: sql`${p('dayEnd')}::timestamptz`,
   monthStart: sql`${p('monthStart')}::timestamptz`,
   monthEnd: sql`${p('monthEnd')}::timestamptz`,
+  creditSince: sql`${p('creditSince')}::timestamptz`,
 };
 
 /**
@@ -116,10 +150,17 @@ const PLACEHOLDER_KEYS: FiguresKeys = {
 export function spendFiguresQuery(
   executor: DrizzleHandle,
   withTarget: boolean,
-  { strategy, account, dayStart, dayEnd, monthStart, monthEnd }: FiguresKeys = PLACEHOLDER_KEYS,
+  {
+    strategy,
+    account,
+    dayStart,
+    dayEnd,
+    monthStart,
+    monthEnd,
+    creditSince: since,
+  }: FiguresKeys = PLACEHOLDER_KEYS,
 ) {
   const moneyLeft = sql`${cycles.state} in ${[...MONEY_MAY_HAVE_LEFT]}`;
-  const since = sql`${p('creditSince')}::timestamptz`;
   const windowStart = sql`${p('windowStart')}::timestamptz`;
   return executor
     .select({
@@ -193,6 +234,45 @@ const NO_TARGET_COLUMNS = {
   targetReceived: sql<string | null>`null::text`.as('target_received'),
   targetQuoteAverage: sql<string | null>`null::text`.as('target_quote_average'),
 };
+
+/**
+ * The figures of several strategies, each with its own periods and credit, in ONE statement: the intents
+ * committed together (intent.ts) re-read theirs with it under their locks. Each row answers its strategy.
+ */
+export function spendFiguresManyStatement(executor: DrizzleHandle) {
+  const input = executor.$with('i', { strategy: cycles.strategy }).as(
+    // Instants travel as text arrays and are cast: postgres.js encodes arrays of text.
+    sql`select * from unnest(${p('strategies')}::text[], ${p('accounts')}::text[],
+        ${p('dayStarts')}::text[]::timestamptz[], ${p('dayEnds')}::text[]::timestamptz[],
+        ${p('monthStarts')}::text[]::timestamptz[], ${p('monthEnds')}::text[]::timestamptz[],
+        ${p('creditSinces')}::text[]::timestamptz[])
+      as asked(strategy, account, day_start, day_end, month_start, month_end, credit_since)`,
+  );
+  const figures = spendFiguresQuery(executor, false, keysOfInputRow(true)).as('figures');
+  return executor
+    .with(input)
+    .select({ strategy: input.strategy, figures: figuresFields(figures) })
+    .from(input)
+    .crossJoinLateral(figures)
+    .prepare('spend_figures_many');
+}
+
+/** spendFiguresManyStatement for these queries (no target's among them): each strategy's figures. */
+export async function readManySpendFigures(
+  statement: ReturnType<typeof spendFiguresManyStatement>,
+  queries: readonly FiguresQuery[],
+): Promise<Map<string, SpendFigures>> {
+  const rows = await statement.execute({
+    strategies: queries.map((query) => query.strategy),
+    accounts: queries.map((query) => query.account),
+    dayStarts: queries.map((query) => query.periods.day.start.toISOString()),
+    dayEnds: queries.map((query) => query.periods.day.end.toISOString()),
+    monthStarts: queries.map((query) => query.periods.month.start.toISOString()),
+    monthEnds: queries.map((query) => query.periods.month.end.toISOString()),
+    creditSinces: queries.map((query) => query.creditSince?.toISOString() ?? null),
+  });
+  return new Map(rows.map((row) => [row.strategy, toSpendFigures(row.figures)]));
+}
 
 export type SpendFiguresRow = Awaited<ReturnType<typeof spendFiguresQuery>>[number];
 
