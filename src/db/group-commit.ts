@@ -58,8 +58,6 @@ export class GroupCommit<In, Out> {
   }
 
   private async settle(batch: Waiting<In, Out>[]): Promise<void> {
-    DEBUG_STATS.statements++;
-    DEBUG_STATS.calls += batch.length;
     try {
       const results =
         batch.length === 1
@@ -73,12 +71,3 @@ export class GroupCommit<In, Out> {
     }
   }
 }
-
-const DEBUG_STATS = { statements: 0, calls: 0 };
-
-import { appendFileSync } from 'node:fs';
-
-setInterval(() => {
-  if (process.env.GC_DEBUG)
-    appendFileSync('/tmp/gc-debug.log', `${process.pid} ${JSON.stringify(DEBUG_STATS)}\n`);
-}, 2000).unref();
