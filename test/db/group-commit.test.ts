@@ -139,11 +139,6 @@ describe.each(testBackends())('claims in batches on %s', (backend) => {
       expect(won.cycle).toEqual(await db.cycles.get(won.cycle.id));
       expect(won.figures.spentDay.isZero()).toBe(true);
     }
-    if (test.url) {
-      // Two pools raced: the winners are split between them, not all of one.
-      expect(wonByA.length).toBeGreaterThan(0);
-      expect(wonByB.length).toBeGreaterThan(0);
-    }
   });
 
   it("answers every claim of a batch with its own strategy's figures, and a slot asked twice once", async () => {
