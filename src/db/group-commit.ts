@@ -6,10 +6,11 @@
  * on both sides (bench/README.md, "Group commit"). A call that finds nothing in flight goes at once, alone,
  * on the statement it always took: a single due strategy waits for nothing.
  *
- * Each call keeps its own outcome: the batch answers one result per input, in order; a batch that fails
- * fails every call in it with the same error, which each caller handles as the failure of its own statement
- * (none of them knows whether the statement landed, as with a single one). Generic, so this file imports
- * nothing of ours.
+ * Each call keeps its own outcome: the batch answers one result per input, in order. A batch is one statement
+ * or one transaction, all or nothing: when it fails, every call in it fails with the same error, which each
+ * caller handles as the failure of its own statement (whether it landed unknown, as with a single one). Which
+ * calls may share a statement is the user's rule (`fits`): the same row twice, or two decisions where the
+ * second must see the first, go one after the other. Generic, so this file imports nothing of ours.
  */
 export interface GroupCommitOptions<In, Out> {
   /** The statement for one call: the path a call takes when it finds nothing in flight. */
@@ -18,6 +19,11 @@ export interface GroupCommitOptions<In, Out> {
   many(inputs: readonly In[]): Promise<Out[]>;
   /** The most calls one statement carries; the rest go in the next. */
   maxBatch: number;
+  /**
+   * Whether `next` may go in one statement with the calls already taken (default: always). A call that does
+   * not fit waits, in its turn, for a later statement; the first call waiting always goes.
+   */
+  fits?(taken: readonly In[], next: In): boolean;
 }
 
 interface Waiting<In, Out> {
@@ -42,19 +48,31 @@ export class GroupCommit<In, Out> {
     });
   }
 
-  /** How many calls wait for the statement in flight. */
-  get queued(): number {
-    return this.waiting.length;
-  }
-
   private send(): void {
-    const batch = this.waiting.splice(0, this.options.maxBatch);
+    const batch = this.nextBatch();
     if (batch.length === 0) return;
     this.inFlight = true;
     this.settle(batch).finally(() => {
       this.inFlight = false;
       this.send();
     });
+  }
+
+  /** The calls of the next statement, in the order they came; those left out keep theirs. */
+  private nextBatch(): Waiting<In, Out>[] {
+    const { maxBatch, fits } = this.options;
+    if (!fits) return this.waiting.splice(0, maxBatch);
+    const taken: Waiting<In, Out>[] = [];
+    const inputs: In[] = [];
+    const left: Waiting<In, Out>[] = [];
+    for (const call of this.waiting) {
+      if (taken.length < maxBatch && (taken.length === 0 || fits(inputs, call.input))) {
+        taken.push(call);
+        inputs.push(call.input);
+      } else left.push(call);
+    }
+    this.waiting = left;
+    return taken;
   }
 
   private async settle(batch: Waiting<In, Out>[]): Promise<void> {

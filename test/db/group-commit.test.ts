@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import {
@@ -7,6 +8,7 @@ import {
   type QuoteInput,
   type ServiceOrder,
 } from '../../src/db/index.js';
+import { lockKeyOfCredit, lockKeyOfIntent } from '../../src/db/repositories/intent.js';
 import { Decimal } from '../../src/money.js';
 import { createTestDatabase, type TestDatabase, testBackends } from '../support/database.js';
 
@@ -65,6 +67,31 @@ describe('GroupCommit', () => {
     expect(sent).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
     await release();
     expect(await Promise.all(answers)).toEqual(['a!', 'b!', 'c!', 'd!', 'e!']);
+  });
+
+  it('leaves a call that does not fit for a later statement, in its turn', async () => {
+    const sent: string[][] = [];
+    const pending: (() => void)[] = [];
+    const group = new GroupCommit<string, string>({
+      maxBatch: 10,
+      // Calls of one letter never share a statement.
+      fits: (taken, next) => !taken.some((input) => input[0] === next[0]),
+      one: (input) => {
+        sent.push([input]);
+        return new Promise((resolve) => pending.push(() => resolve(input)));
+      },
+      many: (inputs) => {
+        sent.push([...inputs]);
+        return new Promise((resolve) => pending.push(() => resolve([...inputs])));
+      },
+    });
+    const answers = ['a1', 'b1', 'a2', 'c1', 'b2', 'a3'].map((input) => group.run(input));
+    for (let round = 0; round < 4; round++) {
+      pending.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(sent).toEqual([['a1'], ['b1', 'a2', 'c1'], ['b2', 'a3']]);
+    expect(await Promise.all(answers)).toEqual(['a1', 'b1', 'a2', 'c1', 'b2', 'a3']);
   });
 
   it('fails every call of a batch that failed, and goes on with the next', async () => {
@@ -334,5 +361,57 @@ describe.each(testBackends())('claims in batches on %s', (backend) => {
     expect(
       seen.filter((line) => line.startsWith(`${names[0]} 100.00`)).every((line) => !line.endsWith(' -')),
     ).toBe(true);
+  });
+
+  it("commits an account's intents in groups while another account's lock is held elsewhere", async () => {
+    if (!test.url) return; // one connection: nothing else can hold a lock meanwhile
+    const north = await newStrategies(1);
+    const south = await newStrategies(6);
+    // Another replica holds the north account's credit lock and that strategy's lock, for as long as it likes.
+    const holder = postgres(test.url, { max: 1, onnotice: () => undefined });
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => undefined;
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const held = holder.begin(async (tx) => {
+      await tx.unsafe(
+        `select pg_advisory_xact_lock(${lockKeyOfCredit('north')}), pg_advisory_xact_lock(${lockKeyOfIntent(north[0]!)})`,
+      );
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      const slot = at(12);
+      const seen: string[] = [];
+      const northCall = (async () => {
+        const won = await claim(db, north[0]!, slot, 'r');
+        return db.cycles.commitIntent(
+          { id: won!.cycle.id, from: 'claimed', quote: quoteOf('100', `${strategyCount}-north`) },
+          { recheck: { ...guardWithCap(north[0]!, '1000', seen, true), account: 'north' } },
+        );
+      })();
+      // The south account's intents, credit-guarded or not, commit while north's waits for its locks.
+      const southResults = await Promise.all(
+        south.map(async (name, index) => {
+          const won = await claim(db, name, slot, 'r');
+          return db.cycles.commitIntent(
+            { id: won!.cycle.id, from: 'claimed', quote: quoteOf('100', `${strategyCount}-south-${index}`) },
+            { recheck: guardWithCap(name, '1000', seen, index === 0) },
+          );
+        }),
+      );
+      expect(southResults.map((result) => result.action)).toEqual(south.map(() => 'commit'));
+      release();
+      expect((await northCall).action).toBe('commit');
+    } finally {
+      release();
+      await held;
+      await holder.end();
+    }
   });
 });

@@ -104,7 +104,7 @@ const slotKey = (strategy: string, slot: Date) => `${slot.getTime()} ${strategy}
  * another replica holds answers no row, as a single claim's does; two replicas claiming the same slots at
  * once wait for each other on the unique index, and the second finds them taken. Rows are inserted in one
  * order everywhere (strategy, slot): two batches that took their slots in opposite orders would each wait
- * for the other's (test/db/claim-batches.test.ts found that deadlock).
+ * for the other's (test/db/group-commit.test.ts found that deadlock).
  */
 function claimSlotsStatement(db: DrizzleHandle) {
   const input = db
@@ -255,33 +255,31 @@ export function createCyclesRepository(
   // window's progress too, always alone.
   const claims = new GroupCommit<ClaimCall, ClaimWithFigures>({
     maxBatch: CLAIMS_PER_STATEMENT,
+    // A slot asked for twice goes in a later statement, which finds it claimed.
+    fits: (taken, next) =>
+      !taken.some(
+        ({ input }) =>
+          input.strategy === next.input.strategy && input.slot.getTime() === next.input.slot.getTime(),
+      ),
     one: ({ input, periods }) => claimOne(input, periods, undefined),
     async many(calls) {
       const now = clock();
-      // A slot asked for twice in one batch is claimed once, by its first call.
-      const first = new Map<string, ClaimCall>();
-      for (const call of calls) {
-        const key = slotKey(call.input.strategy, call.input.slot);
-        if (!first.has(key)) first.set(key, call);
-      }
-      const unique = [...first.values()];
       const rows = await insertClaims.execute({
-        strategies: unique.map((call) => call.input.strategy),
-        accounts: unique.map((call) => call.input.account),
-        versions: unique.map((call) => call.input.strategyVersion ?? null),
-        slots: unique.map((call) => call.input.slot.toISOString()),
-        triggers: unique.map((call) => call.input.trigger),
-        owners: unique.map((call) => call.input.owner),
-        dayStarts: unique.map((call) => call.periods.day.start.toISOString()),
-        dayEnds: unique.map((call) => call.periods.day.end.toISOString()),
-        monthStarts: unique.map((call) => call.periods.month.start.toISOString()),
-        monthEnds: unique.map((call) => call.periods.month.end.toISOString()),
+        strategies: calls.map((call) => call.input.strategy),
+        accounts: calls.map((call) => call.input.account),
+        versions: calls.map((call) => call.input.strategyVersion ?? null),
+        slots: calls.map((call) => call.input.slot.toISOString()),
+        triggers: calls.map((call) => call.input.trigger),
+        owners: calls.map((call) => call.input.owner),
+        dayStarts: calls.map((call) => call.periods.day.start.toISOString()),
+        dayEnds: calls.map((call) => call.periods.day.end.toISOString()),
+        monthStarts: calls.map((call) => call.periods.month.start.toISOString()),
+        monthEnds: calls.map((call) => call.periods.month.end.toISOString()),
         now: now.toISOString(),
       });
       const claimed = new Map(rows.map((row) => [slotKey(row.claim.strategy, row.claim.slot), row]));
       return calls.map((call) => {
-        const key = slotKey(call.input.strategy, call.input.slot);
-        const row = first.get(key) === call ? claimed.get(key) : undefined;
+        const row = claimed.get(slotKey(call.input.strategy, call.input.slot));
         return row
           ? { cycle: claimedCycle(row.claim.id, call.input, now), figures: toSpendFigures(row.figures) }
           : null;

@@ -275,25 +275,29 @@ async function submitMany(
 }
 
 /**
- * Bounds the statements after it (the re-read and the commit) and, through lock_timeout, the lock wait
- * itself, so that a transaction the caller gave up on ends by itself instead of committing an intent later.
- * 0 would mean "no limit". One statement, its select list evaluated left to right: a statement_timeout set
- * by a statement bounds only the statements after it, where lock_timeout is read when a lock wait begins.
- * The account's lock first, then the strategy's: one order everywhere, so two commits never deadlock.
+ * The time limits of a re-check's transaction: statement_timeout bounds the statements after the one that
+ * sets it (the re-read and the commit), lock_timeout each lock wait, so that a transaction the caller gave up
+ * on ends by itself instead of committing an intent later. 0 would mean "no limit". A single re-check sets
+ * them and takes its two locks in one statement, its select list evaluated left to right (lock_timeout is
+ * read when a wait begins); a group's many locks come in a statement after, which statement_timeout then
+ * bounds as a whole.
  *
  * Integers written into the text, without parameters: postgres.js parses, binds and runs a statement without
  * parameters in one exchange, where an unprepared one with parameters takes two, and a prepared one would
  * need a statement per timeout. Both kinds of value are integers by construction (a millisecond count, a
  * signed 64-bit key), checked again by BigInt, which accepts nothing else.
  */
-function lockStatement(timeoutMs: number, keys: readonly string[]): SQL {
-  const integer = (value: string | number) => sql.raw(BigInt(value).toString());
+function timeLimits(timeoutMs: number): SQL {
   const timeout = sql.raw(`'${BigInt(Math.max(1, Math.ceil(timeoutMs)))}'`);
-  const locks = sql.join(
-    keys.map((key) => sql`pg_advisory_xact_lock(${integer(key)}::bigint)`),
+  return sql`set_config('statement_timeout', ${timeout}, true), set_config('lock_timeout', ${timeout}, true)`;
+}
+
+/** The advisory locks, in the order given: see lockOrder for the one order every commit takes them in. */
+function locks(keys: readonly string[]): SQL {
+  return sql.join(
+    keys.map((key) => sql`pg_advisory_xact_lock(${sql.raw(BigInt(key).toString())}::bigint)`),
     sql`, `,
   );
-  return sql`select set_config('statement_timeout', ${timeout}, true), set_config('lock_timeout', ${timeout}, true), ${locks}`;
 }
 
 export function createIntentCommit(
@@ -307,6 +311,8 @@ export function createIntentCommit(
   // durable before its caller sends its order, as a single one is.
   const standing = new GroupCommit<{ move: IntentMove; patch: IntentPatch }, Cycle | null>({
     maxBatch: INTENTS_PER_STATEMENT,
+    // One statement moves a cycle once: the same cycle twice waits for the next.
+    fits: (taken, next) => !taken.some(({ move }) => move.id === next.move.id),
     one: ({ move, patch }) => submit(submitOnPool, move, patch, clock()),
     many: (intents) => submitMany(submitManyOnPool, intents, clock()),
   });
@@ -325,61 +331,65 @@ export function createIntentCommit(
     const guard = decision.recheck;
     // An approval (envelopes, parking) or a target's progress is re-checked alone.
     if (guard.approval || guard.targetWindow) return recheckOne(move, guard);
-    return rechecking.run({ move, guard });
+    return rechecksOf(guard.account).run({ move, guard, deadline: performance.now() + guard.timeoutMs });
   };
 
   /**
-   * Re-checks in a group (group-commit.ts): the intents that arrive while one is in flight are committed in
-   * ONE transaction, taking every lock they need, re-reading every strategy's figures in one statement and
-   * writing the commits in one, as recheckTogether says. Waves keep each intent's decision on figures that
-   * hold every intent before it: see wavesOf.
+   * Re-checks in groups (group-commit.ts), one group per account: the locks of a group are its account's
+   * (its credit line and its strategies'), so that an account's intents never wait on another account's
+   * locks. The intents that arrive while one is in flight commit together in ONE transaction (recheckTogether)
+   * when they fit (fitsTogether): each is judged on figures read after every intent before it committed.
    */
-  const rechecking = new GroupCommit<Recheck, IntentResult>({
-    maxBatch: INTENTS_PER_STATEMENT,
-    one: ({ move, guard }) => recheckOne(move, guard),
-    async many(calls) {
-      const results = new Map<Recheck, IntentResult>();
-      for (const wave of wavesOf(calls)) {
-        const answers =
-          wave.length === 1 ? [await recheckOne(wave[0]!.move, wave[0]!.guard)] : await recheckTogether(wave);
-        for (const [index, call] of wave.entries()) results.set(call, answers[index]!);
-      }
-      return calls.map((call) => results.get(call)!);
-    },
-  });
+  const rechecks = new Map<string, GroupCommit<Recheck, IntentResult>>();
+  const rechecksOf = (account: string) => {
+    let group = rechecks.get(account);
+    if (!group) {
+      group = new GroupCommit<Recheck, IntentResult>({
+        maxBatch: INTENTS_PER_STATEMENT,
+        fits: fitsTogether,
+        // The time spent waiting for the group counts against the caller's limit.
+        one: ({ move, guard, deadline }) => recheckOne(move, { ...guard, timeoutMs: timeLeft(deadline) }),
+        many: recheckTogether,
+      });
+      rechecks.set(account, group);
+    }
+    return group;
+  };
 
   /**
-   * One transaction for a wave of intents: the locks of all of them in the one order every commit takes
-   * them (lockOrder), their figures re-read after the grant, each decided on its own, the commits in one
-   * statement, a skip each (rare in a burst, and still in the same transaction).
+   * One transaction for intents that fit together: the time limit of the one with the least time left, set
+   * before the locks so that it bounds their wait as a whole; every lock in the one order every commit takes
+   * them (lockOrder); the figures of all re-read in one statement after the grant; each decided on its own;
+   * the commits in one statement, and a skip each (rare in a burst).
    */
-  const recheckTogether = (wave: readonly Recheck[]): Promise<IntentResult[]> =>
+  const recheckTogether = (calls: readonly Recheck[]): Promise<IntentResult[]> =>
     recheck(async (tx, statements) => {
+      await tx.execute(
+        sql`select ${timeLimits(Math.min(...calls.map(({ deadline }) => timeLeft(deadline))))}`,
+      );
+      await tx.execute(sql`select ${locks(lockOrder(calls.map(({ guard }) => guard)))}`);
       const now = clock();
-      const keys = lockOrder(wave.map(({ guard }) => guard));
-      const timeoutMs = Math.min(...wave.map(({ guard }) => guard.timeoutMs));
-      await tx.execute(lockStatement(timeoutMs, keys));
       const figures = await readManySpendFigures(
         statements.figuresMany,
-        wave.map(({ guard }) => ({
+        calls.map(({ guard }) => ({
           strategy: guard.strategy,
           account: guard.account,
           periods: guard.periodsAt(now),
           ...(guard.balanceReadAt ? { creditSince: guard.balanceReadAt } : {}),
         })),
       );
-      const verdicts = wave.map(({ guard }) => {
+      const verdicts = calls.map(({ guard }) => {
         const read = figures.get(guard.strategy);
         if (!read) throw new Error(`the spend figures of ${guard.strategy} were not read`);
         return guard.decide(read);
       });
-      const commits = wave.flatMap((call, index) => {
+      const commits = calls.flatMap((call, index) => {
         const verdict = verdicts[index]!;
         return verdict.action === 'commit' ? [{ move: call.move, patch: verdict.patch }] : [];
       });
       const committed = commits.length > 0 ? await submitMany(statements.submitMany, commits, now) : [];
       const results: IntentResult[] = [];
-      for (const [index, call] of wave.entries()) {
+      for (const [index, call] of calls.entries()) {
         const verdict = verdicts[index]!;
         if (verdict.action === 'commit') {
           results.push({ action: 'commit', cycle: committed.shift() ?? null });
@@ -404,7 +414,7 @@ export function createIntentCommit(
         ...(guard.balanceReadAt ? [lockKeyOfCredit(guard.account)] : []),
         lockKeyOfIntent(guard.strategy),
       ];
-      await tx.execute(lockStatement(guard.timeoutMs, keys));
+      await tx.execute(sql`select ${timeLimits(guard.timeoutMs)}, ${locks(keys)}`);
       const figures = await readSpendFigures(
         guard.targetWindow ? statements.targetFigures : statements.figures,
         {
@@ -443,30 +453,30 @@ export function createIntentCommit(
 interface Recheck {
   move: IntentMove;
   guard: IntentGuard;
+  /** performance.now() by which the caller gives up on the commit (guard.timeoutMs from its call). */
+  deadline: number;
 }
 
+/** Below this much time left an intent commits alone: a short limit would cut every intent sharing it. */
+const ALONE_BELOW_MS = 1_000;
+
+const timeLeft = (deadline: number) => Math.max(1, Math.ceil(deadline - performance.now()));
+
 /**
- * The intents of a group split into waves, each committed after the one before: within a wave no two
- * intents of one strategy (the second would be judged on figures without the first), and no two with credit
- * guards on one account (the same for the account's credit pending). Each wave's figures are read after
- * every earlier wave committed, as a single intent's are read after the lock granted it.
+ * Whether an intent may commit in one transaction with those taken: not one of the same strategy (it would be
+ * judged on figures without the other's commit), nor a second with credit guards (the same for the account's
+ * credit pending), nor one of the same cycle; and only intents with time to spare, since they share the
+ * shortest limit among them. One that does not fit waits for the next transaction, which reads figures that
+ * hold this one's commit.
  */
-function wavesOf(calls: readonly Recheck[]): Recheck[][] {
-  const waves: { calls: Recheck[]; strategies: Set<string>; credit: Set<string> }[] = [];
-  for (const call of calls) {
-    const { strategy, account, balanceReadAt } = call.guard;
-    let wave = waves.find(
-      (candidate) => !candidate.strategies.has(strategy) && !(balanceReadAt && candidate.credit.has(account)),
-    );
-    if (!wave) {
-      wave = { calls: [], strategies: new Set(), credit: new Set() };
-      waves.push(wave);
-    }
-    wave.calls.push(call);
-    wave.strategies.add(strategy);
-    if (balanceReadAt) wave.credit.add(account);
-  }
-  return waves.map((wave) => wave.calls);
+function fitsTogether(taken: readonly Recheck[], next: Recheck): boolean {
+  if (timeLeft(next.deadline) < ALONE_BELOW_MS || timeLeft(taken[0]!.deadline) < ALONE_BELOW_MS) return false;
+  return !taken.some(
+    ({ move, guard }) =>
+      move.id === next.move.id ||
+      guard.strategy === next.guard.strategy ||
+      (guard.balanceReadAt !== undefined && next.guard.balanceReadAt !== undefined),
+  );
 }
 
 /**

@@ -251,6 +251,8 @@ export function createOrdersRepository(
   // service's order id was already recorded, which the transaction below resolves.
   const placing = new GroupCommit<PlaceCall, Placed | undefined>({
     maxBatch: PLACED_PER_STATEMENT,
+    // One statement moves a cycle once: the same cycle twice waits for the next.
+    fits: (taken, next) => !taken.some((call) => call.cycleId === next.cycleId),
     async one(call) {
       const now = clock();
       const columns = newOrderColumns(call.cycleId, 'cycle', call.order, now, call.nextCheckAt ?? now);
