@@ -36,6 +36,14 @@ export function arrayParam(values: readonly unknown[], type: string): SQL {
 }
 
 /**
+ * arrayParam's prepared form: a placeholder given the list at each execution (the caller passes each value
+ * as text, null as null), cast the same way. For the statements a burst sends in batches (group-commit.ts).
+ */
+export function arrayPlaceholder(name: string, type: string): SQL {
+  return sql`${sql.placeholder(name)}::text[]${sql.raw(type === 'text' ? '' : `::${type}[]`)}`;
+}
+
+/**
  * `insert into table select * from unnest(one array per column)`: rows of any number in one statement. Every
  * column gets a value (a missing one is null, not the column's default), each through the column's own
  * encoder, so the rows stored are those `values(rows)` would store; for tables without generated columns.

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import { type AccountScope, accountCondition } from '../account-scope.js';
+import { arrayPlaceholder as arr } from '../bulk.js';
 import type { Connection, DrizzleHandle } from '../connection.js';
 import { assertLegalTransition, isFinalState } from '../cycle-transitions.js';
 import { GroupCommit } from '../group-commit.js';
@@ -111,11 +112,11 @@ function claimSlotsStatement(db: DrizzleHandle) {
     // Its other columns are read by name (i.account, i.day_start, ...) in the statement's text.
     .$with('i', { strategy: cycles.strategy, slot: cycles.slot })
     .as(
-      // Instants travel as text arrays: postgres.js encodes an array of text, not one of timestamps.
-      sql`select * from unnest(${p('strategies')}::text[], ${p('accounts')}::text[], ${p('versions')}::integer[],
-        ${p('slots')}::text[]::timestamptz[], ${p('triggers')}::text[], ${p('owners')}::text[],
-        ${p('dayStarts')}::text[]::timestamptz[], ${p('dayEnds')}::text[]::timestamptz[],
-        ${p('monthStarts')}::text[]::timestamptz[], ${p('monthEnds')}::text[]::timestamptz[])
+      // One array per column (db/bulk.ts arrayPlaceholder), unnested into rows.
+      sql`select * from unnest(${arr('strategies', 'text')}, ${arr('accounts', 'text')}, ${arr('versions', 'integer')},
+        ${arr('slots', 'timestamptz')}, ${arr('triggers', 'text')}, ${arr('owners', 'text')},
+        ${arr('dayStarts', 'timestamptz')}, ${arr('dayEnds', 'timestamptz')},
+        ${arr('monthStarts', 'timestamptz')}, ${arr('monthEnds', 'timestamptz')})
         as slots(strategy, account, strategy_version, slot, trigger, owner, day_start, day_end, month_start, month_end)`,
     );
   const claim = db.$with('claim', { id: cycles.id, strategy: cycles.strategy, slot: cycles.slot }).as(
@@ -221,7 +222,7 @@ export function createCyclesRepository(
   const selectClaimedAmong = db
     .select({ strategy: cycles.strategy })
     .from(cycles)
-    .where(and(eq(cycles.slot, p('slot')), sql`${cycles.strategy} = any(${p('strategies')}::text[])`))
+    .where(and(eq(cycles.slot, p('slot')), sql`${cycles.strategy} = any(${arr('strategies', 'text')})`))
     .prepare('cycles_claimed_among');
 
   const first = (rows: (typeof cycles.$inferSelect)[]) => (rows[0] ? toCycle(rows[0]) : null);
@@ -267,7 +268,7 @@ export function createCyclesRepository(
       const rows = await insertClaims.execute({
         strategies: calls.map((call) => call.input.strategy),
         accounts: calls.map((call) => call.input.account),
-        versions: calls.map((call) => call.input.strategyVersion ?? null),
+        versions: calls.map((call) => call.input.strategyVersion?.toString() ?? null),
         slots: calls.map((call) => call.input.slot.toISOString()),
         triggers: calls.map((call) => call.input.trigger),
         owners: calls.map((call) => call.input.owner),

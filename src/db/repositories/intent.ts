@@ -15,6 +15,7 @@
 import { and, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { Decimal, toDecimalText } from '../../money.js';
 import { advisoryLockKey } from '../advisory-key.js';
+import { arrayPlaceholder as arr } from '../bulk.js';
 import {
   type Connection,
   type DrizzleExecutor,
@@ -213,13 +214,13 @@ const moneyTexts = (values: readonly (Decimal | null)[]) =>
 function submitManyStatement(db: DrizzleHandle) {
   // Its other columns are read by name in the statement's text.
   const input = db.$with('i', { id: cycles.id }).as(
-    // Instants, amounts and traces travel as text arrays and are cast: postgres.js encodes arrays of text.
-    sql`select * from unnest(${p('ids')}::bigint[], ${p('froms')}::text[], ${p('quoteIds')}::text[],
-        ${p('symbols')}::text[], ${p('amounts')}::text[]::numeric[], ${p('prices')}::text[]::numeric[],
-        ${p('totalCosts')}::text[]::numeric[], ${p('totalFilleds')}::text[]::numeric[],
-        ${p('expiresIns')}::text[]::numeric[], ${p('requestedAts')}::text[]::timestamptz[],
-        ${p('receivedAts')}::text[]::timestamptz[], ${p('deadlineAts')}::text[]::timestamptz[],
-        ${p('traces')}::text[]::jsonb[], ${p('balanceSnapshotIds')}::bigint[])
+    // One array per column (db/bulk.ts arrayPlaceholder), unnested into rows.
+    sql`select * from unnest(${arr('ids', 'bigint')}, ${arr('froms', 'text')}, ${arr('quoteIds', 'text')},
+        ${arr('symbols', 'text')}, ${arr('amounts', 'numeric')}, ${arr('prices', 'numeric')},
+        ${arr('totalCosts', 'numeric')}, ${arr('totalFilleds', 'numeric')},
+        ${arr('expiresIns', 'numeric')}, ${arr('requestedAts', 'timestamptz')},
+        ${arr('receivedAts', 'timestamptz')}, ${arr('deadlineAts', 'timestamptz')},
+        ${arr('traces', 'jsonb')}, ${arr('balanceSnapshotIds', 'bigint')})
       as intents(id, from_state, quote_id, symbol, amount, price, total_cost, total_filled, expires_in,
         requested_at, received_at, deadline_at, trace, balance_snapshot_id)`,
   );
@@ -251,7 +252,7 @@ async function submitMany(
 ): Promise<(Cycle | null)[]> {
   const quotesOf = intents.map(({ move }) => move.quote);
   const rows = await statement.execute({
-    ids: intents.map(({ move }) => move.id),
+    ids: intents.map(({ move }) => String(move.id)),
     froms: intents.map(({ move }) => move.from),
     quoteIds: quotesOf.map((quote) => quote.quoteId),
     symbols: quotesOf.map((quote) => quote.symbol),
@@ -264,7 +265,7 @@ async function submitMany(
     receivedAts: quotesOf.map((quote) => quote.receivedAt.toISOString()),
     deadlineAts: quotesOf.map((quote) => quote.deadlineAt.toISOString()),
     traces: intents.map(({ patch }) => JSON.stringify(patch.trace)),
-    balanceSnapshotIds: intents.map(({ patch }) => patch.balanceSnapshotId),
+    balanceSnapshotIds: intents.map(({ patch }) => patch.balanceSnapshotId?.toString() ?? null),
     now: now.toISOString(),
   });
   const movedById = new Map(rows.map((row) => [row.id, row]));

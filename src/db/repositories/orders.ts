@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { toDecimalText } from '../../money.js';
 import { type AccountScope, accountCondition } from '../account-scope.js';
+import { arrayPlaceholder as arr } from '../bulk.js';
 import { type DrizzleExecutor, type DrizzleHandle, encodedPlaceholder as encoded } from '../connection.js';
 import { assertLegalTransition } from '../cycle-transitions.js';
 import { GroupCommit } from '../group-commit.js';
@@ -175,12 +176,12 @@ const PLACED_PER_STATEMENT = 200;
 function recordManyPlacedStatement(db: DrizzleHandle) {
   // Its other columns are read by name in the statement's text.
   const input = db.$with('i', { cycleId: orders.cycleId }).as(
-    // Instants and amounts travel as text arrays and are cast: postgres.js encodes arrays of text.
-    sql`select * from unnest(${p('cycleIds')}::bigint[], ${p('accounts')}::text[], ${p('serviceOrderIds')}::text[],
-        ${p('quoteIds')}::text[], ${p('symbols')}::text[], ${p('amounts')}::text[]::numeric[],
-        ${p('prices')}::text[]::numeric[], ${p('sides')}::text[], ${p('serviceTimestamps')}::text[]::timestamptz[],
-        ${p('statuses')}::text[], ${p('nextCheckAts')}::text[]::timestamptz[], ${p('froms')}::text[],
-        ${p('reasonCodes')}::text[], ${p('sources')}::text[])
+    // One array per column (db/bulk.ts arrayPlaceholder), unnested into rows.
+    sql`select * from unnest(${arr('cycleIds', 'bigint')}, ${arr('accounts', 'text')}, ${arr('serviceOrderIds', 'text')},
+        ${arr('quoteIds', 'text')}, ${arr('symbols', 'text')}, ${arr('amounts', 'numeric')},
+        ${arr('prices', 'numeric')}, ${arr('sides', 'text')}, ${arr('serviceTimestamps', 'timestamptz')},
+        ${arr('statuses', 'text')}, ${arr('nextCheckAts', 'timestamptz')}, ${arr('froms', 'text')},
+        ${arr('reasonCodes', 'text')}, ${arr('sources', 'text')})
       as placed_orders(cycle_id, account, service_order_id, quote_id, symbol, amount, price, side, service_timestamp,
         status, next_check_at, from_state, reason_code, source)`,
   );
@@ -273,7 +274,7 @@ export function createOrdersRepository(
         newOrderColumns(call.cycleId, 'cycle', call.order, now, call.nextCheckAt ?? now),
       );
       const rows = await placeManyOnPool.execute({
-        cycleIds: calls.map((call) => call.cycleId),
+        cycleIds: calls.map((call) => String(call.cycleId)),
         accounts: columns.map((row) => row.account),
         serviceOrderIds: columns.map((row) => row.serviceOrderId),
         quoteIds: columns.map((row) => row.quoteId),

@@ -12,6 +12,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { Decimal } from '../../money.js';
+import { arrayPlaceholder as arr } from '../bulk.js';
 import type { DrizzleHandle } from '../connection.js';
 import { MONEY_MAY_HAVE_LEFT, ORDER_UNCONFIRMED, RESERVED_FOR_APPROVAL } from '../cycle-transitions.js';
 import { control, cycles, quotes, strategies } from '../schema.js';
@@ -241,11 +242,11 @@ const NO_TARGET_COLUMNS = {
  */
 export function spendFiguresManyStatement(executor: DrizzleHandle) {
   const input = executor.$with('i', { strategy: cycles.strategy }).as(
-    // Instants travel as text arrays and are cast: postgres.js encodes arrays of text.
-    sql`select * from unnest(${p('strategies')}::text[], ${p('accounts')}::text[],
-        ${p('dayStarts')}::text[]::timestamptz[], ${p('dayEnds')}::text[]::timestamptz[],
-        ${p('monthStarts')}::text[]::timestamptz[], ${p('monthEnds')}::text[]::timestamptz[],
-        ${p('creditSinces')}::text[]::timestamptz[])
+    // One array per column (db/bulk.ts arrayPlaceholder), unnested into rows.
+    sql`select * from unnest(${arr('strategies', 'text')}, ${arr('accounts', 'text')},
+        ${arr('dayStarts', 'timestamptz')}, ${arr('dayEnds', 'timestamptz')},
+        ${arr('monthStarts', 'timestamptz')}, ${arr('monthEnds', 'timestamptz')},
+        ${arr('creditSinces', 'timestamptz')})
       as asked(strategy, account, day_start, day_end, month_start, month_end, credit_since)`,
   );
   const figures = spendFiguresQuery(executor, false, keysOfInputRow(true)).as('figures');
