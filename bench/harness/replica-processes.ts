@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { REPOSITORY_ROOT } from './bench-engine.js';
+import { createMemoryLimit, insideLimit, type MemoryLimit } from './memory-limit.js';
 import { profilerArgs } from './sandbox-process.js';
 
 export interface ReplicaSpec {
@@ -17,6 +18,8 @@ export interface ReplicaSpec {
   apiToken: string;
   strategiesFile: string;
   settingsFile: string;
+  /** A memory limit each replica starts under, in a cgroup of its own (memory-limit.ts). */
+  memoryLimitMib?: number;
 }
 
 export interface ReplicaProcesses {
@@ -26,6 +29,8 @@ export interface ReplicaProcesses {
   stop(): Promise<void>;
   /** The replicas' process ids, in the order they started (for /proc readings: process-usage.ts). */
   pids(): (number | undefined)[];
+  /** The limit the replicas ran under; null when asked for none or no cgroup could be made here. */
+  memoryLimitMib(): number | null;
 }
 
 const KEPT_LINES = 30;
@@ -33,8 +38,17 @@ const STOP_TIMEOUT_MS = 60_000;
 
 export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesses {
   const children: ChildProcess[] = [];
-  const start = (index: number): Promise<void> => {
-    const child = spawn(process.execPath, [...profilerArgs(), spec.cliEntry, 'run'], {
+  const limits: MemoryLimit[] = [];
+  let unlimited = spec.memoryLimitMib === undefined;
+  const start = async (index: number): Promise<void> => {
+    const limit =
+      spec.memoryLimitMib === undefined
+        ? undefined
+        : await createMemoryLimit(`treasury-replica-${index + 1}`, spec.memoryLimitMib);
+    if (limit) limits.push(limit);
+    else unlimited = true;
+    const [command, args] = insideLimit(limit, process.execPath, [...profilerArgs(), spec.cliEntry, 'run']);
+    const child = spawn(command, args, {
       cwd: REPOSITORY_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
@@ -97,6 +111,9 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
     pids() {
       return children.map((child) => child.pid);
     },
+    memoryLimitMib() {
+      return unlimited ? null : spec.memoryLimitMib!;
+    },
     async stop() {
       stopping = true;
       await Promise.all(
@@ -109,6 +126,7 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
           clearTimeout(timer);
         }),
       );
+      for (const limit of limits) await limit.remove();
     },
   };
 }

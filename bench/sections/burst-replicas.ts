@@ -23,6 +23,7 @@ import {
   startBurstUsage,
   type WorkerMemory,
 } from '../harness/burst-figures.js';
+import { deploymentMemoryLimitMib } from '../harness/memory-limit.js';
 import { machineCounters } from '../harness/process-usage.js';
 import { startReplicas } from '../harness/replica-processes.js';
 import { formatMs, type ReportRow } from '../harness/report.js';
@@ -58,6 +59,11 @@ export interface ReplicaBurstResult extends BurstOrders {
   cpuSecondsPer1000Orders: number;
   /** One per replica, in the order they started. */
   workerMemory: WorkerMemory[];
+  /**
+   * The container memory limit of deploy/kubernetes the replicas ran under (memory-limit.ts), in MiB; null
+   * where the bench could not create a cgroup and they ran with the host's memory.
+   */
+  memoryLimitMib: number | null;
   /** Context switches of the whole machine over that time: every wake-up of a process that waited. */
   contextSwitches: number;
   goals: BurstGoals;
@@ -111,6 +117,7 @@ export async function runReplicaBurstSection(
   loadSettings({ env: { TREASURY_CONFIG: settingsFile } });
   await sandbox.setFaults(options.latencyMs > 0 ? { '*': { latencyMs: options.latencyMs } } : {});
   const replicas = startReplicas(options.replicas, {
+    memoryLimitMib: await deploymentMemoryLimitMib(),
     cliEntry,
     databaseUrl,
     apiUrl: sandbox.url,
@@ -148,6 +155,7 @@ export async function runReplicaBurstSection(
       },
       cpuSecondsPer1000Orders: cpuSecondsPer1000Orders(usage, orders),
       workerMemory: usage.workers,
+      memoryLimitMib: replicas.memoryLimitMib(),
       contextSwitches: machine.contextSwitches - machineAtSlot.contextSwitches,
       goals: options.goals ?? {},
     };
@@ -156,6 +164,14 @@ export async function runReplicaBurstSection(
         section: options.name,
         metric: 'strategies due at once / replicas / sandbox latency per request',
         value: `${result.strategies} / ${result.replicas} / ${result.latencyMs} ms`,
+      },
+      {
+        section: options.name,
+        metric: "memory limit per replica (deploy/kubernetes's, as a cgroup)",
+        value:
+          result.memoryLimitMib === null
+            ? 'none: no cgroup could be created here; V8 sized its heap from the host memory'
+            : `${result.memoryLimitMib} MiB`,
       },
       ...burstRows(
         options.name,

@@ -6,9 +6,10 @@
  * return pages as they please), so growth compares medians of windows rather than two single samples:
  * the samples around the middle of the run against the last fifth.
  */
-import { fork } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { REPOSITORY_ROOT } from '../harness/bench-engine.js';
+import { createMemoryLimit, deploymentMemoryLimitMib, insideLimit } from '../harness/memory-limit.js';
 import type { ReportRow } from '../harness/report.js';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
 import { percentile, round } from '../harness/stats.js';
@@ -34,6 +35,8 @@ export interface MemoryResult {
   heapUsedEndMb: number;
   heapGrowthPct: number;
   samples: MemorySample[];
+  /** The deployment's memory limit the worker ran under (memory-limit.ts); null where none could be set. */
+  memoryLimitMib: number | null;
   targets: { rssMb: number; secondHalfGrowthPct: number };
 }
 
@@ -52,7 +55,10 @@ export async function runMemorySection(
 ) {
   // Plain node on transpiled files, as production runs dist/: tsx's loader thread would add to the RSS.
   const entry = await transpileForNode('bench/sections/memory-worker.ts');
-  const child = fork(entry, [], { execArgv: ['--expose-gc'], stdio: 'inherit' });
+  // Under the deployment's memory limit, as the burst's replicas (memory-limit.ts).
+  const limit = await createMemoryLimit('treasury-memory', await deploymentMemoryLimitMib());
+  const [command, args] = insideLimit(limit, process.execPath, ['--expose-gc', entry]);
+  const child = spawn(command, args, { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
   const request: MemoryRequest = {
     databaseUrl,
     apiUrl: sandbox.url,
@@ -68,6 +74,7 @@ export async function runMemorySection(
     }),
   ])) as [MemoryReport];
   await once(child, 'exit');
+  await limit?.remove();
 
   const { samples } = report;
   const middle = window(samples, 0.4, 0.6);
@@ -89,6 +96,7 @@ export async function runMemorySection(
     heapUsedEndMb: median(end.map((sample) => sample.heapUsedMb)),
     heapGrowthPct: 0,
     samples,
+    memoryLimitMib: limit?.mib ?? null,
     targets: { rssMb: 200, secondHalfGrowthPct: 10 },
   };
   result.secondHalfGrowthPct = growthPct(result.rssMidMb, result.rssEndMb);
@@ -120,6 +128,14 @@ function rowsOf(result: MemoryResult): ReportRow[] {
   const highest = Math.max(result.rssPeakMb, result.rssEndMb, result.rssLoadedMb);
   return [
     { section: 'memory', metric: 'cycle kind', value: result.cycleKind },
+    {
+      section: 'memory',
+      metric: "memory limit (deploy/kubernetes's, as a cgroup)",
+      value:
+        result.memoryLimitMib === null
+          ? 'none: V8 sized its heap from the host memory'
+          : `${result.memoryLimitMib} MiB`,
+    },
     {
       section: 'memory',
       metric: `RSS with ${result.strategies} strategies loaded, before any cycle`,

@@ -1,0 +1,96 @@
+/**
+ * The memory limit the replicas of a burst run under: the one deploy/kubernetes gives the worker's
+ * container, applied as a Linux memory cgroup, as the kubelet applies it.
+ *
+ * Node sizes V8's heap from the memory it may use: the cgroup's limit when there is one, else the host's
+ * (process.constrainedMemory()). Under the deployment's 512 MiB a replica gets a heap of about 260 MB and a
+ * young generation to match; on this 24 GiB host without a limit it gets 4 GB and a young generation sized
+ * for that, and holds more pages than it ever would in its pod. A burst measured without the limit would
+ * report the host's RSS, not the deployment's.
+ *
+ * Each replica starts inside a cgroup of its own, as each pod has its own limit (a shell joins it, then execs
+ * node), so V8 is configured under the limit from its first allocation. Where the bench may not create cgroups, the replicas run unconstrained
+ * and the section says so.
+ */
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { REPOSITORY_ROOT } from './bench-engine.js';
+
+const DEPLOYMENT = 'deploy/kubernetes/base/deployment.yaml';
+const CGROUP_ROOT = '/sys/fs/cgroup';
+
+export interface MemoryLimit {
+  /** The container's memory limit in the deployment, in MiB. */
+  mib: number;
+  /** The cgroup.procs file a replica writes its pid into before it execs node. */
+  procsFile: string;
+  remove(): Promise<void>;
+}
+
+/** The worker container's `resources.limits.memory` in deployment.yaml, in MiB. */
+export async function deploymentMemoryLimitMib(): Promise<number> {
+  const text = await readFile(join(REPOSITORY_ROOT, DEPLOYMENT), 'utf8');
+  const deployment = parseAllDocuments(text)[0]!.toJS() as {
+    spec: {
+      template: { spec: { containers: { name: string; resources?: { limits?: { memory?: string } } }[] } };
+    };
+  };
+  const memory = deployment.spec.template.spec.containers[0]?.resources?.limits?.memory;
+  const match = /^(\d+)(Mi|Gi)$/.exec(memory ?? '');
+  if (!match) throw new Error(`${DEPLOYMENT}: expected limits.memory in Mi or Gi, got ${String(memory)}`);
+  return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+}
+
+/**
+ * A fresh memory cgroup of `mib` under this process's own (cgroup v1 `memory` or v2), or undefined when
+ * the machine does not let the bench create one.
+ */
+export async function createMemoryLimit(name: string, mib: number): Promise<MemoryLimit | undefined> {
+  const own = await ownCgroup();
+  if (own === undefined) return undefined;
+  const directory = join(own.base, `${name}-${process.pid}`);
+  try {
+    await mkdir(directory);
+  } catch {
+    return undefined;
+  }
+  const bytes = String(mib * 1024 * 1024);
+  try {
+    await writeFile(join(directory, own.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'), bytes);
+  } catch {
+    await rmdir(directory).catch(() => undefined);
+    return undefined;
+  }
+  return {
+    mib,
+    procsFile: join(directory, 'cgroup.procs'),
+    // Once every replica exited the cgroup is empty and can go.
+    remove: () => rmdir(directory).catch(() => undefined),
+  };
+}
+
+async function ownCgroup(): Promise<{ version: 1 | 2; base: string } | undefined> {
+  let lines: string[];
+  try {
+    lines = (await readFile('/proc/self/cgroup', 'utf8')).trim().split('\n');
+  } catch {
+    return undefined;
+  }
+  const v1 = lines
+    .map((line) => line.split(':'))
+    .find(([, controllers]) => controllers?.split(',').includes('memory'));
+  if (v1) return { version: 1, base: join(CGROUP_ROOT, 'memory', v1[2]!) };
+  const v2 = lines.find((line) => line.startsWith('0::'));
+  return v2 ? { version: 2, base: join(CGROUP_ROOT, v2.slice(3)) } : undefined;
+}
+
+/** The command that runs `command args` inside the limit: a shell joins the cgroup, then execs it. */
+export function insideLimit(
+  limit: MemoryLimit | undefined,
+  command: string,
+  args: string[],
+): [string, string[]] {
+  if (!limit) return [command, args];
+  return ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', limit.procsFile, command, ...args]];
+}
