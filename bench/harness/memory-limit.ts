@@ -9,8 +9,8 @@
  * report the host's RSS, not the deployment's.
  *
  * Each replica starts inside a cgroup of its own, as each pod has its own limit (a shell joins it, then execs
- * node), so V8 is configured under the limit from its first allocation. Where the bench may not create cgroups, the replicas run unconstrained
- * and the section says so.
+ * node), so V8 is configured under the limit from its first allocation. Where the bench may not create
+ * cgroups, the replicas run unconstrained and the section says so.
  */
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,15 +30,19 @@ export interface MemoryLimit {
 
 /** The worker container's `resources.limits.memory` in deployment.yaml, in MiB. */
 export async function deploymentMemoryLimitMib(): Promise<number> {
-  const text = await readFile(join(REPOSITORY_ROOT, DEPLOYMENT), 'utf8');
-  const deployment = parseAllDocuments(text)[0]!.toJS() as {
-    spec: {
-      template: { spec: { containers: { name: string; resources?: { limits?: { memory?: string } } }[] } };
-    };
-  };
-  const memory = deployment.spec.template.spec.containers[0]?.resources?.limits?.memory;
-  const match = /^(\d+)(Mi|Gi)$/.exec(memory ?? '');
-  if (!match) throw new Error(`${DEPLOYMENT}: expected limits.memory in Mi or Gi, got ${String(memory)}`);
+  return memoryLimitMibOf(await readFile(join(REPOSITORY_ROOT, DEPLOYMENT), 'utf8'), DEPLOYMENT);
+}
+
+/** The first container's memory limit in a Deployment's YAML, in MiB (Mi or Gi: what the manifests use). */
+export function memoryLimitMibOf(text: string, file: string): number {
+  const deployment = parseAllDocuments(text)[0]?.toJS() as
+    | {
+        spec?: { template?: { spec?: { containers?: { resources?: { limits?: { memory?: unknown } } }[] } } };
+      }
+    | undefined;
+  const memory = deployment?.spec?.template?.spec?.containers?.[0]?.resources?.limits?.memory;
+  const match = typeof memory === 'string' ? /^(\d+)(Mi|Gi)$/.exec(memory) : null;
+  if (!match) throw new Error(`${file}: expected limits.memory in Mi or Gi, got ${JSON.stringify(memory)}`);
   return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
 }
 

@@ -58,7 +58,6 @@ export async function runMemorySection(
   // Under the deployment's memory limit, as the burst's replicas (memory-limit.ts).
   const limit = await createMemoryLimit('treasury-memory', await deploymentMemoryLimitMib());
   const [command, args] = insideLimit(limit, process.execPath, ['--expose-gc', entry]);
-  const child = spawn(command, args, { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
   const request: MemoryRequest = {
     databaseUrl,
     apiUrl: sandbox.url,
@@ -66,15 +65,21 @@ export async function runMemorySection(
     repositoryRoot: REPOSITORY_ROOT,
     ...settings,
   };
-  child.send(request);
-  const [report] = (await Promise.race([
-    once(child, 'message'),
-    once(child, 'exit').then(([code]) => {
-      throw new Error(`memory worker exited with ${code} before reporting`);
-    }),
-  ])) as [MemoryReport];
-  await once(child, 'exit');
-  await limit?.remove();
+  let report: MemoryReport;
+  try {
+    const child = spawn(command, args, { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
+    child.send(request);
+    [report] = (await Promise.race([
+      once(child, 'message'),
+      once(child, 'exit').then(([code]) => {
+        throw new Error(`memory worker exited with ${code} before reporting`);
+      }),
+    ])) as [MemoryReport];
+    await once(child, 'exit');
+  } finally {
+    // The worker has exited either way: its cgroup is empty.
+    await limit?.remove();
+  }
 
   const { samples } = report;
   const middle = window(samples, 0.4, 0.6);

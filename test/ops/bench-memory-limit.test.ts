@@ -1,27 +1,30 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import {
   createMemoryLimit,
   deploymentMemoryLimitMib,
   insideLimit,
+  memoryLimitMibOf,
 } from '../../bench/harness/memory-limit.js';
 
 /** Prints what a Node process started inside the limit sees: the memory V8 sized its heap from. */
 const REPORTER = `console.log(JSON.stringify({ constrained: process.constrainedMemory(), pid: process.pid }))`;
 
 describe('the bench replicas run under the deployment memory limit', () => {
-  it('reads the worker container limit from deploy/kubernetes', async () => {
-    const text = await readFile('deploy/kubernetes/base/deployment.yaml', 'utf8');
-    const container = (
-      parseAllDocuments(text)[0]!.toJS() as {
-        spec: { template: { spec: { containers: { resources: { limits: { memory: string } } }[] } } };
-      }
-    ).spec.template.spec.containers[0]!;
-    const [, amount, unit] = /^(\d+)(Mi|Gi)$/.exec(container.resources.limits.memory)!;
-    expect(await deploymentMemoryLimitMib()).toBe(Number(amount) * (unit === 'Gi' ? 1024 : 1));
+  it("reads the first container's limits.memory in Mi or Gi, and names the file of any other", () => {
+    const deployment = (memory: string) =>
+      `apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: worker\n          resources:\n            limits: { cpu: "2", memory: ${memory} }\n`;
+    expect(memoryLimitMibOf(deployment('512Mi'), 'd.yaml')).toBe(512);
+    expect(memoryLimitMibOf(deployment('2Gi'), 'd.yaml')).toBe(2048);
+    expect(() => memoryLimitMibOf(deployment('500M'), 'd.yaml')).toThrow(
+      'd.yaml: expected limits.memory in Mi or Gi, got "500M"',
+    );
+    expect(() => memoryLimitMibOf('kind: Deployment\n', 'd.yaml')).toThrow('got undefined');
+  });
+
+  it("reads deploy/kubernetes's worker limit", async () => {
+    expect(await deploymentMemoryLimitMib()).toBeGreaterThanOrEqual(256);
   });
 
   it('starts a process inside a cgroup of that size, same pid, where this machine lets it make one', async (context) => {
