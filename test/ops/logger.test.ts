@@ -64,6 +64,22 @@ describe('logger', () => {
     });
   });
 
+  it('censors them one level down too, and leaves the objects logged as they were', () => {
+    const { logger, text } = captured();
+    const account = { name: 'acme', token: 'session-7' };
+    const headers = { authorization: 'Basic abc', accept: 'application/json' };
+    logger.info({ account, headers, amount: '100.00' }, 'request');
+    expect(JSON.parse(text())).toEqual(
+      expect.objectContaining({
+        account: { name: 'acme', token: '[REDACTED]' },
+        headers: { authorization: '[REDACTED]', accept: 'application/json' },
+        amount: '100.00',
+      }),
+    );
+    expect(account.token).toBe('session-7');
+    expect(headers.authorization).toBe('Basic abc');
+  });
+
   it('ignores secrets shorter than 4 characters, which would mangle ordinary text', () => {
     const { logger, text } = captured({ secrets: ['ok'] });
     logger.info('ok, looks okay');
