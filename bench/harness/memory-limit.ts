@@ -1,6 +1,7 @@
 /**
  * The memory limit the replicas of a burst run under: the one deploy/kubernetes gives the worker's
- * container, applied as a Linux memory cgroup, as the kubelet applies it.
+ * container, applied as a Linux memory cgroup, as the kubelet applies it; and the container's settings of
+ * the runtime's memory (NODE_OPTIONS, MALLOC_*), given to each replica's environment.
  *
  * Node sizes V8's heap from the memory it may use: the cgroup's limit when there is one, else the host's
  * (process.constrainedMemory()). Under the deployment's 512 MiB a replica gets a heap of about 260 MB and a
@@ -28,22 +29,60 @@ export interface MemoryLimit {
   remove(): Promise<void>;
 }
 
-/** The worker container's `resources.limits.memory` in deployment.yaml, in MiB. */
-export async function deploymentMemoryLimitMib(): Promise<number> {
-  return memoryLimitMibOf(await readFile(join(REPOSITORY_ROOT, DEPLOYMENT), 'utf8'), DEPLOYMENT);
+/** The worker container as deploy/kubernetes runs it: its memory limit and its runtime's settings. */
+export interface DeployedContainer {
+  /** `resources.limits.memory`, in MiB. */
+  memoryLimitMib: number;
+  /** The container's env entries that tune the runtime (RUNTIME_ENV), as given there. */
+  runtimeEnv: Record<string, string>;
+}
+
+/**
+ * Environment variables of the container that set how the process uses memory (V8's heap, glibc's malloc):
+ * the bench starts its replicas with them, as the pod does. The rest of its env points the worker at the
+ * cluster's services and files, which the bench gives its own.
+ */
+const RUNTIME_ENV = /^(NODE_OPTIONS|MALLOC_[A-Z_]+)$/;
+
+export async function deployedContainer(): Promise<DeployedContainer> {
+  const text = await readFile(join(REPOSITORY_ROOT, DEPLOYMENT), 'utf8');
+  return { memoryLimitMib: memoryLimitMibOf(text, DEPLOYMENT), runtimeEnv: runtimeEnvOf(text) };
+}
+
+interface ContainerSpec {
+  resources?: { limits?: { memory?: unknown } };
+  env?: { name?: unknown; value?: unknown }[];
+}
+
+function firstContainer(text: string): ContainerSpec | undefined {
+  const deployment = parseAllDocuments(text)[0]?.toJS() as
+    | { spec?: { template?: { spec?: { containers?: ContainerSpec[] } } } }
+    | undefined;
+  return deployment?.spec?.template?.spec?.containers?.[0];
 }
 
 /** The first container's memory limit in a Deployment's YAML, in MiB (Mi or Gi: what the manifests use). */
 export function memoryLimitMibOf(text: string, file: string): number {
-  const deployment = parseAllDocuments(text)[0]?.toJS() as
-    | {
-        spec?: { template?: { spec?: { containers?: { resources?: { limits?: { memory?: unknown } } }[] } } };
-      }
-    | undefined;
-  const memory = deployment?.spec?.template?.spec?.containers?.[0]?.resources?.limits?.memory;
+  const memory = firstContainer(text)?.resources?.limits?.memory;
   const match = typeof memory === 'string' ? /^(\d+)(Mi|Gi)$/.exec(memory) : null;
   if (!match) throw new Error(`${file}: expected limits.memory in Mi or Gi, got ${JSON.stringify(memory)}`);
   return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+}
+
+/** The first container's runtime settings (RUNTIME_ENV) given as plain values in a Deployment's YAML. */
+export function runtimeEnvOf(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of firstContainer(text)?.env ?? []) {
+    if (typeof entry.name === 'string' && RUNTIME_ENV.test(entry.name) && typeof entry.value === 'string')
+      env[entry.name] = entry.value;
+  }
+  return env;
+}
+
+/** As the rows of a section print it: `NODE_OPTIONS=… MALLOC_ARENA_MAX=…`, or `none`. */
+export function formatRuntimeEnv(env: Record<string, string>): string {
+  const entries = Object.entries(env);
+  return entries.length === 0 ? 'none' : entries.map(([name, value]) => `${name}=${value}`).join(' ');
 }
 
 /**

@@ -20,6 +20,8 @@ export interface ReplicaSpec {
   settingsFile: string;
   /** A memory limit each replica starts under, in a cgroup of its own (memory-limit.ts). */
   memoryLimitMib?: number;
+  /** The runtime's settings of the deployed container (NODE_OPTIONS, MALLOC_*: memory-limit.ts). */
+  runtimeEnv?: Record<string, string>;
 }
 
 export interface ReplicaProcesses {
@@ -53,6 +55,7 @@ export function startReplicas(count: number, spec: ReplicaSpec): ReplicaProcesse
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
+        ...spec.runtimeEnv,
         DATABASE_URL: spec.databaseUrl,
         TREASURY_API_URL: spec.apiUrl,
         TREASURY_API_TOKEN: spec.apiToken,

@@ -23,7 +23,7 @@ import {
   startBurstUsage,
   type WorkerMemory,
 } from '../harness/burst-figures.js';
-import { deploymentMemoryLimitMib } from '../harness/memory-limit.js';
+import { deployedContainer, formatRuntimeEnv } from '../harness/memory-limit.js';
 import { machineCounters } from '../harness/process-usage.js';
 import { startReplicas } from '../harness/replica-processes.js';
 import { formatMs, type ReportRow } from '../harness/report.js';
@@ -64,6 +64,8 @@ export interface ReplicaBurstResult extends BurstOrders {
    * where the bench could not create a cgroup and they ran with the host's memory.
    */
   memoryLimitMib: number | null;
+  /** The runtime's settings the replicas ran with, from the same container (memory-limit.ts). */
+  runtimeEnv: Record<string, string>;
   /** Context switches of the whole machine over that time: every wake-up of a process that waited. */
   contextSwitches: number;
   goals: BurstGoals;
@@ -116,8 +118,10 @@ export async function runReplicaBurstSection(
   await writeFile(settingsFile, SETTINGS_YAML);
   loadSettings({ env: { TREASURY_CONFIG: settingsFile } });
   await sandbox.setFaults(options.latencyMs > 0 ? { '*': { latencyMs: options.latencyMs } } : {});
+  const container = await deployedContainer();
   const replicas = startReplicas(options.replicas, {
-    memoryLimitMib: await deploymentMemoryLimitMib(),
+    memoryLimitMib: container.memoryLimitMib,
+    runtimeEnv: container.runtimeEnv,
     cliEntry,
     databaseUrl,
     apiUrl: sandbox.url,
@@ -156,6 +160,7 @@ export async function runReplicaBurstSection(
       cpuSecondsPer1000Orders: cpuSecondsPer1000Orders(usage, orders),
       workerMemory: usage.workers,
       memoryLimitMib: replicas.memoryLimitMib(),
+      runtimeEnv: container.runtimeEnv,
       contextSwitches: machine.contextSwitches - machineAtSlot.contextSwitches,
       goals: options.goals ?? {},
     };
@@ -172,6 +177,11 @@ export async function runReplicaBurstSection(
           result.memoryLimitMib === null
             ? 'none: no cgroup could be created here; V8 sized its heap from the host memory'
             : `${result.memoryLimitMib} MiB`,
+      },
+      {
+        section: options.name,
+        metric: "runtime settings per replica (deploy/kubernetes's env)",
+        value: formatRuntimeEnv(result.runtimeEnv),
       },
       ...burstRows(
         options.name,

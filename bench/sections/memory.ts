@@ -9,7 +9,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { REPOSITORY_ROOT } from '../harness/bench-engine.js';
-import { createMemoryLimit, deploymentMemoryLimitMib, insideLimit } from '../harness/memory-limit.js';
+import {
+  createMemoryLimit,
+  deployedContainer,
+  formatRuntimeEnv,
+  insideLimit,
+} from '../harness/memory-limit.js';
 import type { ReportRow } from '../harness/report.js';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
 import { percentile, round } from '../harness/stats.js';
@@ -37,6 +42,8 @@ export interface MemoryResult {
   samples: MemorySample[];
   /** The deployment's memory limit the worker ran under (memory-limit.ts); null where none could be set. */
   memoryLimitMib: number | null;
+  /** The runtime's settings it ran with, from the same container. */
+  runtimeEnv: Record<string, string>;
   targets: { rssMb: number; secondHalfGrowthPct: number };
 }
 
@@ -55,8 +62,9 @@ export async function runMemorySection(
 ) {
   // Plain node on transpiled files, as production runs dist/: tsx's loader thread would add to the RSS.
   const entry = await transpileForNode('bench/sections/memory-worker.ts');
-  // Under the deployment's memory limit, as the burst's replicas (memory-limit.ts).
-  const limit = await createMemoryLimit('treasury-memory', await deploymentMemoryLimitMib());
+  // Under the deployment's memory limit and runtime settings, as the burst's replicas (memory-limit.ts).
+  const container = await deployedContainer();
+  const limit = await createMemoryLimit('treasury-memory', container.memoryLimitMib);
   const [command, args] = insideLimit(limit, process.execPath, ['--expose-gc', entry]);
   const request: MemoryRequest = {
     databaseUrl,
@@ -67,7 +75,10 @@ export async function runMemorySection(
   };
   let report: MemoryReport;
   try {
-    const child = spawn(command, args, { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
+    const child = spawn(command, args, {
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, ...container.runtimeEnv },
+    });
     child.send(request);
     [report] = (await Promise.race([
       once(child, 'message'),
@@ -102,6 +113,7 @@ export async function runMemorySection(
     heapGrowthPct: 0,
     samples,
     memoryLimitMib: limit?.mib ?? null,
+    runtimeEnv: container.runtimeEnv,
     targets: { rssMb: 200, secondHalfGrowthPct: 10 },
   };
   result.secondHalfGrowthPct = growthPct(result.rssMidMb, result.rssEndMb);
@@ -140,6 +152,11 @@ function rowsOf(result: MemoryResult): ReportRow[] {
         result.memoryLimitMib === null
           ? 'none: V8 sized its heap from the host memory'
           : `${result.memoryLimitMib} MiB`,
+    },
+    {
+      section: 'memory',
+      metric: "runtime settings (deploy/kubernetes's env)",
+      value: formatRuntimeEnv(result.runtimeEnv),
     },
     {
       section: 'memory',

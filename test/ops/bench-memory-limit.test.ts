@@ -3,9 +3,11 @@ import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
   createMemoryLimit,
-  deploymentMemoryLimitMib,
+  deployedContainer,
+  formatRuntimeEnv,
   insideLimit,
   memoryLimitMibOf,
+  runtimeEnvOf,
 } from '../../bench/harness/memory-limit.js';
 
 /** Prints what a Node process started inside the limit sees: the memory V8 sized its heap from. */
@@ -23,8 +25,35 @@ describe('the bench replicas run under the deployment memory limit', () => {
     expect(() => memoryLimitMibOf('kind: Deployment\n', 'd.yaml')).toThrow('got undefined');
   });
 
-  it("reads deploy/kubernetes's worker limit", async () => {
-    expect(await deploymentMemoryLimitMib()).toBeGreaterThanOrEqual(256);
+  it("reads deploy/kubernetes's worker limit and the runtime settings it runs with", async () => {
+    const container = await deployedContainer();
+    expect(container.memoryLimitMib).toBeGreaterThanOrEqual(256);
+    // The young generation the burst figures were measured with (bench/README.md, "ninth session").
+    expect(container.runtimeEnv.NODE_OPTIONS).toMatch(/--max-semi-space-size=\d+/);
+  });
+
+  it("takes the container's memory settings of the runtime, given as values, and nothing else", () => {
+    const deployment = `apiVersion: apps/v1
+kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+        - name: worker
+          env:
+            - { name: NODE_OPTIONS, value: "--max-semi-space-size=4" }
+            - { name: MALLOC_ARENA_MAX, value: "1" }
+            - { name: TREASURY_OPS_ADDR, value: "0.0.0.0:9464" }
+            - name: MALLOC_TOP_PAD_
+              valueFrom: { configMapKeyRef: { name: tuning, key: pad } }
+        - name: sidecar
+          env:
+            - { name: NODE_OPTIONS, value: "--max-old-space-size=64" }
+`;
+    const env = runtimeEnvOf(deployment);
+    expect(env).toEqual({ NODE_OPTIONS: '--max-semi-space-size=4', MALLOC_ARENA_MAX: '1' });
+    expect(formatRuntimeEnv(env)).toBe('NODE_OPTIONS=--max-semi-space-size=4 MALLOC_ARENA_MAX=1');
+    expect(formatRuntimeEnv(runtimeEnvOf('kind: Deployment\n'))).toBe('none');
   });
 
   it('starts a process inside a cgroup of that size, same pid, where this machine lets it make one', async (context) => {
