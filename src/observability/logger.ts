@@ -61,8 +61,8 @@ const CREDENTIAL_FIELDS = new Set(['token', 'authorization']);
 /**
  * Fields named like a credential, at the top of a line or one level down (`headers.authorization`), are
  * censored; the caller's objects are copied, never changed. pino's own path redaction did the same at a cost
- * every line paid: it parsed its paths and copied every object-valued field of each line (a sixth of a burst
- * cycle's allocation, bench/README.md "ninth session"). This copies only a line that holds such a field. An
+ * every line paid: it parsed its paths and copied every object-valued field of each line (16 KB of a burst
+ * cycle's 220, bench/README.md "ninth session"). This copies only a line that holds such a field. An
  * error goes through its serializer after this: its message and cause are covered by the scrub of the line.
  */
 function censorCredentialFields(line: Record<string, unknown>): Record<string, unknown> {
