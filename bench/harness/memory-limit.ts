@@ -17,6 +17,7 @@ import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { REPOSITORY_ROOT } from './bench-engine.js';
+import type { ReportRow } from './report.js';
 
 const DEPLOYMENT = 'deploy/kubernetes/base/deployment.yaml';
 const CGROUP_ROOT = '/sys/fs/cgroup';
@@ -43,6 +44,11 @@ export interface DeployedContainer {
  * cluster's services and files, which the bench gives its own.
  */
 const RUNTIME_ENV = /^(NODE_OPTIONS|MALLOC_[A-Z_]+)$/;
+
+/** Whether a container's variable is one of the runtime's memory settings (RUNTIME_ENV). */
+export function isRuntimeEnv(name: string): boolean {
+  return RUNTIME_ENV.test(name);
+}
 
 export async function deployedContainer(): Promise<DeployedContainer> {
   const text = await readFile(join(REPOSITORY_ROOT, DEPLOYMENT), 'utf8');
@@ -73,16 +79,37 @@ export function memoryLimitMibOf(text: string, file: string): number {
 export function runtimeEnvOf(text: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const entry of firstContainer(text)?.env ?? []) {
-    if (typeof entry.name === 'string' && RUNTIME_ENV.test(entry.name) && typeof entry.value === 'string')
+    if (typeof entry.name === 'string' && isRuntimeEnv(entry.name) && typeof entry.value === 'string')
       env[entry.name] = entry.value;
   }
   return env;
 }
 
-/** As the rows of a section print it: `NODE_OPTIONS=… MALLOC_ARENA_MAX=…`, or `none`. */
-export function formatRuntimeEnv(env: Record<string, string>): string {
-  const entries = Object.entries(env);
-  return entries.length === 0 ? 'none' : entries.map(([name, value]) => `${name}=${value}`).join(' ');
+/**
+ * The rows a section prints about how its worker processes ran: the limit (null where no cgroup could be
+ * made) and the runtime settings, `per replica` in the burst sections.
+ */
+export function containerRows(
+  section: string,
+  ran: { memoryLimitMib: number | null; runtimeEnv: Record<string, string> },
+  per: string,
+): ReportRow[] {
+  const entries = Object.entries(ran.runtimeEnv);
+  return [
+    {
+      section,
+      metric: `memory limit${per} (deploy/kubernetes's, as a cgroup)`,
+      value:
+        ran.memoryLimitMib === null
+          ? 'none: no cgroup could be created here; V8 sized its heap from the host memory'
+          : `${ran.memoryLimitMib} MiB`,
+    },
+    {
+      section,
+      metric: `runtime settings${per} (deploy/kubernetes's env)`,
+      value: entries.length === 0 ? 'none' : entries.map(([name, value]) => `${name}=${value}`).join(' '),
+    },
+  ];
 }
 
 /**

@@ -23,7 +23,7 @@ import {
   startBurstUsage,
   type WorkerMemory,
 } from '../harness/burst-figures.js';
-import { deployedContainer, formatRuntimeEnv } from '../harness/memory-limit.js';
+import { containerRows, deployedContainer } from '../harness/memory-limit.js';
 import { machineCounters } from '../harness/process-usage.js';
 import { startReplicas } from '../harness/replica-processes.js';
 import { formatMs, type ReportRow } from '../harness/report.js';
@@ -170,19 +170,7 @@ export async function runReplicaBurstSection(
         metric: 'strategies due at once / replicas / sandbox latency per request',
         value: `${result.strategies} / ${result.replicas} / ${result.latencyMs} ms`,
       },
-      {
-        section: options.name,
-        metric: "memory limit per replica (deploy/kubernetes's, as a cgroup)",
-        value:
-          result.memoryLimitMib === null
-            ? 'none: no cgroup could be created here; V8 sized its heap from the host memory'
-            : `${result.memoryLimitMib} MiB`,
-      },
-      {
-        section: options.name,
-        metric: "runtime settings per replica (deploy/kubernetes's env)",
-        value: formatRuntimeEnv(result.runtimeEnv),
-      },
+      ...containerRows(options.name, result, ' per replica'),
       ...burstRows(
         options.name,
         {

@@ -9,12 +9,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { REPOSITORY_ROOT } from '../harness/bench-engine.js';
-import {
-  createMemoryLimit,
-  deployedContainer,
-  formatRuntimeEnv,
-  insideLimit,
-} from '../harness/memory-limit.js';
+import { containerRows, createMemoryLimit, deployedContainer, insideLimit } from '../harness/memory-limit.js';
 import type { ReportRow } from '../harness/report.js';
 import type { SandboxProcess } from '../harness/sandbox-process.js';
 import { percentile, round } from '../harness/stats.js';
@@ -145,19 +140,7 @@ function rowsOf(result: MemoryResult): ReportRow[] {
   const highest = Math.max(result.rssPeakMb, result.rssEndMb, result.rssLoadedMb);
   return [
     { section: 'memory', metric: 'cycle kind', value: result.cycleKind },
-    {
-      section: 'memory',
-      metric: "memory limit (deploy/kubernetes's, as a cgroup)",
-      value:
-        result.memoryLimitMib === null
-          ? 'none: V8 sized its heap from the host memory'
-          : `${result.memoryLimitMib} MiB`,
-    },
-    {
-      section: 'memory',
-      metric: "runtime settings (deploy/kubernetes's env)",
-      value: formatRuntimeEnv(result.runtimeEnv),
-    },
+    ...containerRows('memory', result, ''),
     {
       section: 'memory',
       metric: `RSS with ${result.strategies} strategies loaded, before any cycle`,

@@ -35,7 +35,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     base: settings.name ? { name: settings.name } : {},
     timestamp: pino.stdTimeFunctions.isoTime,
     serializers: { err: pino.stdSerializers.errWithCause, error: pino.stdSerializers.errWithCause },
-    formatters: { level: (label) => ({ level: label }), log: censorCredentialFields },
+    formatters: { level: (label) => ({ level: label }), log: (line) => censorCredentialFields(line) },
     hooks: secrets.length > 0 ? { streamWrite: (line) => scrubSecrets(line, secrets) } : {},
   };
   const pretty = settings.pretty ?? (settings.destination === undefined && process.stdout.isTTY === true);
@@ -65,31 +65,22 @@ const CREDENTIAL_FIELDS = new Set(['token', 'authorization']);
  * cycle's 220, bench/README.md "ninth session"). This copies only a line that holds such a field. An
  * error goes through its serializer after this: its message and cause are covered by the scrub of the line.
  */
-function censorCredentialFields(line: Record<string, unknown>): Record<string, unknown> {
+function censorCredentialFields(line: Record<string, unknown>, depth = 0): Record<string, unknown> {
   let censored: Record<string, unknown> | undefined;
   for (const key in line) {
     if (!Object.hasOwn(line, key)) continue;
     const value = line[key];
-    let replacement: unknown = value;
-    if (CREDENTIAL_FIELDS.has(key)) replacement = REDACTED;
-    else if (isPlainRecord(value)) replacement = censoredLevel(value);
+    const replacement = CREDENTIAL_FIELDS.has(key)
+      ? REDACTED
+      : depth === 0 && isPlainRecord(value)
+        ? censorCredentialFields(value, 1)
+        : value;
     if (replacement !== value) {
       censored ??= { ...line };
       censored[key] = replacement;
     }
   }
   return censored ?? line;
-}
-
-function censoredLevel(value: Record<string, unknown>): Record<string, unknown> {
-  let censored: Record<string, unknown> | undefined;
-  for (const key in value) {
-    if (Object.hasOwn(value, key) && CREDENTIAL_FIELDS.has(key)) {
-      censored ??= { ...value };
-      censored[key] = REDACTED;
-    }
-  }
-  return censored ?? value;
 }
 
 /** An object of fields (not an array, a Date, a Decimal or an Error, which serialize as themselves). */

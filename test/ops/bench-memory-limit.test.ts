@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
+  containerRows,
   createMemoryLimit,
   deployedContainer,
-  formatRuntimeEnv,
   insideLimit,
   memoryLimitMibOf,
   runtimeEnvOf,
@@ -52,8 +52,10 @@ spec:
 `;
     const env = runtimeEnvOf(deployment);
     expect(env).toEqual({ NODE_OPTIONS: '--max-semi-space-size=4', MALLOC_ARENA_MAX: '1' });
-    expect(formatRuntimeEnv(env)).toBe('NODE_OPTIONS=--max-semi-space-size=4 MALLOC_ARENA_MAX=1');
-    expect(formatRuntimeEnv(runtimeEnvOf('kind: Deployment\n'))).toBe('none');
+    const printed = (runtimeEnv: Record<string, string>) =>
+      containerRows('s', { memoryLimitMib: 512, runtimeEnv }, '')[1]!.value;
+    expect(printed(env)).toBe('NODE_OPTIONS=--max-semi-space-size=4 MALLOC_ARENA_MAX=1');
+    expect(printed(runtimeEnvOf('kind: Deployment\n'))).toBe('none');
   });
 
   it('starts a process inside a cgroup of that size, same pid, where this machine lets it make one', async (context) => {

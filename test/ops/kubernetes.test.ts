@@ -12,6 +12,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { isRuntimeEnv } from '../../bench/harness/memory-limit.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { CONFIG_FILE_ENV, ENV_BINDINGS } from '../../src/config/env.js';
 import { settingsSchema } from '../../src/config/schema.js';
@@ -49,11 +50,6 @@ const overlay = buildKustomization(join(KUBERNETES, 'overlays', 'example'));
 
 /** The variables of the outside contract: a setting renamed in src/config makes a manifest fail here. */
 const CONTRACT_ENV = new Set([...ENV_BINDINGS.map((binding) => binding.name), CONFIG_FILE_ENV]);
-/**
- * The runtime's own settings, read by Node and glibc before any code of ours: the worker's memory under its
- * limit (deployment.yaml says why; the bench starts its replicas with them, bench/harness/memory-limit.ts).
- */
-const RUNTIME_ENV = new Set(['NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
 /** A variable holding the secret itself; the manifests must use the `*_FILE` form. */
 const SECRET_VALUE_ENV = ['TREASURY_API_TOKEN', 'TREASURY_WEBHOOK_SECRET', 'DATABASE_URL'];
 
@@ -294,7 +290,9 @@ describe('deploy/kubernetes', () => {
       });
       const names = [...env.keys(), ...fromMaps];
       expect(
-        names.filter((variable) => !CONTRACT_ENV.has(variable) && !RUNTIME_ENV.has(variable)),
+        // Besides the contract, the runtime's own memory settings (deployment.yaml says why), which the bench
+        // starts its replicas with.
+        names.filter((variable) => !CONTRACT_ENV.has(variable) && !isRuntimeEnv(variable)),
         name,
       ).toEqual([]);
       expect(
